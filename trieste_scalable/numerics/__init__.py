@@ -1,0 +1,1 @@
+"""Pure TensorFlow numerics (no Trieste imports): linear algebra, DTC posterior, evidence."""

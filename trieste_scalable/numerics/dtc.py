@@ -1,0 +1,343 @@
+r"""The DTC (Nystrom) posterior of BKB/BBKB over a padded dictionary.
+
+Notation follows ``shared/specs/bbkb.md`` §1.2. With a dictionary :math:`S` (``M`` rows, of which
+those with ``mask == 1`` are real), :math:`L_S L_S^T = K_S` and the embedding
+:math:`z(x) = L_S^{-1} k_S(x)`, so that :math:`z(x)^T z(x') = k_S(x)^T K_S^{-1} k_S(x')` (the
+Nystrom kernel; any factor with the same Gram matrix is valid, spec bkb.md §1.5). With unique
+inputs :math:`x_i`, counts :math:`n_i`, sums :math:`\mathrm{ysum}_i` and constant prior mean
+:math:`c`:
+
+.. math::
+    V = \sum_i n_i z_i z_i^T + \lambda I, \qquad w = V^{-1} \sum_i z_i (\mathrm{ysum}_i - n_i c)
+
+    \tilde\mu(x) = c + z(x)^T w                                                    \quad (1)
+
+    \tilde k(x, x') = (k(x, x') - z(x)^T z(x')) / \lambda + z(x)^T V^{-1} z(x')    \quad (2)
+
+    \tilde\sigma^2(x) = (k(x, x) - \|z(x)\|^2) / \lambda + z(x)^T V^{-1} z(x)     \quad (3)
+
+Variances here are in the papers' ridge-leverage-score units (divided by :math:`\lambda`); the
+Bayesian (Trieste) latent variance is :math:`\lambda \tilde\sigma^2`.
+
+Padded entries have ``mask == 0``: their kernel rows are zeroed and their block of :math:`K_S` is
+the identity, so they add an exact zero to every embedding and a :math:`\lambda` diagonal block to
+``V``. That is what lets a dictionary grow inside a fixed capacity without retracing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
+
+import tensorflow as tf
+from check_shapes import check_shapes
+
+from .linalg import cholesky_rank_one_updates, jittered_cholesky, pad_rows
+
+Kernel = Any
+"""A GPflow-style kernel: ``kernel(X, X2)`` gives [N, N2] and ``kernel(X, full_cov=False)`` [N]."""
+
+
+class DTCPosterior(NamedTuple):
+    """Precomputed DTC posterior at the start of a batch (all tensors share one dtype).
+
+    A ``NamedTuple`` of tensors, so compiled functions take it as one argument without retracing
+    when the dictionary changes inside its capacity.
+
+    :ivar inducing: Padded dictionary [M, D].
+    :ivar mask: 1.0 for real dictionary rows, 0.0 for padding [M].
+    :ivar chol_kss: Cholesky factor of the masked :math:`K_S` [M, M].
+    :ivar chol_v: Cholesky factor of :math:`V` [M, M].
+    :ivar weights: :math:`w = V^{-1} Z^T (\\mathrm{ysum} - n c)` [M].
+    :ivar noise: Regulariser :math:`\\lambda` (the model's noise variance) [].
+    :ivar mean: Constant prior mean :math:`c` [].
+    """
+
+    inducing: tf.Tensor
+    mask: tf.Tensor
+    chol_kss: tf.Tensor
+    chol_v: tf.Tensor
+    weights: tf.Tensor
+    noise: tf.Tensor
+    mean: tf.Tensor
+
+    @property
+    def size(self) -> int:
+        """Number of real dictionary rows."""
+        return int(tf.reduce_sum(self.mask))
+
+    @property
+    def capacity(self) -> int:
+        return int(self.inducing.shape[0])
+
+
+@check_shapes("inducing: [M, D]", "mask: [M]", "return: [M, M]")
+def masked_gram(kernel: Kernel, inducing: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
+    """:math:`K_S` with padded rows/columns replaced by those of the identity."""
+    gram = kernel(inducing, inducing)
+    outer = mask[:, None] * mask[None, :]
+    return gram * outer + tf.linalg.diag(1.0 - mask)
+
+
+@check_shapes(
+    "x: [N, D]",
+    "inducing: [M, D]",
+    "mask: [M]",
+    "chol_kss: [M, M]",
+    "return: [N, M]",
+)
+def embed(
+    kernel: Kernel, x: tf.Tensor, inducing: tf.Tensor, mask: tf.Tensor, chol_kss: tf.Tensor
+) -> tf.Tensor:
+    """Nystrom embedding :math:`z(x) = L_S^{-1} k_S(x)` of each row of ``x``."""
+    kxs = kernel(x, inducing) * mask[None, :]  # [N, M]
+    return tf.transpose(tf.linalg.triangular_solve(chol_kss, tf.transpose(kxs), lower=True))
+
+
+@check_shapes(
+    "x: [N, D]",
+    "inducing: [M, D]",
+    "mask: [M]",
+    "chol_kss: [M, M]",
+    "chol_v: [M, M]",
+    "return: [N]",
+)
+def variance(
+    kernel: Kernel,
+    x: tf.Tensor,
+    inducing: tf.Tensor,
+    mask: tf.Tensor,
+    chol_kss: tf.Tensor,
+    chol_v: tf.Tensor,
+    noise: tf.Tensor,
+) -> tf.Tensor:
+    """Ridge-leverage variance (eq. 3) at each row of ``x``.
+
+    ``chol_v`` (and, for an extended dictionary, ``inducing``, ``mask`` and ``chol_kss``) may be
+    those of a hallucinated in-batch state.
+    """
+    z = embed(kernel, x, inducing, mask, chol_kss)  # [N, M]
+    return _variance_of_embedding(kernel(x, full_cov=False), z, chol_v, noise)
+
+
+def _variance_of_embedding(
+    prior_variance: tf.Tensor, z: tf.Tensor, chol_v: tf.Tensor, noise: tf.Tensor
+) -> tf.Tensor:
+    """Eq. 3 from the prior variance [N] and the embedding [N, M]; the residual is clamped at 0."""
+    residual = tf.maximum(prior_variance - tf.reduce_sum(z**2, axis=-1), 0.0)
+    projected = tf.linalg.triangular_solve(chol_v, tf.transpose(z), lower=True)  # [M, N]
+    return residual / noise + tf.reduce_sum(projected**2, axis=0)
+
+
+@check_shapes("x: [N, D]", "return[0]: [N]", "return[1]: [N]")
+def marginals(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """Batch-start posterior mean (eq. 1) and ridge-leverage variance (eq. 3) at rows of ``x``."""
+    p = posterior
+    z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)  # [N, M]
+    var = _variance_of_embedding(kernel(x, full_cov=False), z, p.chol_v, p.noise)
+    return p.mean + tf.linalg.matvec(z, p.weights), var
+
+
+@check_shapes("x: [N, D]", "return: [N, N]")
+def covariance(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tf.Tensor:
+    """Joint ridge-leverage covariance :math:`\\tilde k(x_i, x_j)` (eq. 2) of the rows of ``x``."""
+    z = embed(kernel, x, posterior.inducing, posterior.mask, posterior.chol_kss)  # [N, M]
+    projected = tf.linalg.triangular_solve(posterior.chol_v, tf.transpose(z), lower=True)
+    residual = kernel(x, x) - tf.matmul(z, z, transpose_b=True)
+    return residual / posterior.noise + tf.matmul(projected, projected, transpose_a=True)
+
+
+def build_posterior(
+    kernel: Kernel,
+    dictionary: tf.Tensor,
+    capacity: int,
+    unique_inputs: tf.Tensor,
+    counts: tf.Tensor,
+    sums: tf.Tensor,
+    noise: tf.Tensor,
+    mean: tf.Tensor,
+    jitter: float,
+) -> tuple[DTCPosterior, float]:
+    """Factorise :math:`K_S` and :math:`V` for a dictionary and replicated data (eager).
+
+    :param dictionary: Real dictionary rows [m, D], ``m <= capacity``.
+    :param capacity: Padded size M.
+    :param unique_inputs: Unique evaluated inputs [n, D].
+    :param counts: Evaluations of each unique input [n].
+    :param sums: Sum of the observations at each unique input [n].
+    :param noise: :math:`\\lambda` [].
+    :param mean: Constant prior mean [].
+    :param jitter: Initial relative jitter for :math:`K_S`.
+    :return: The posterior and the relative jitter that made :math:`K_S` factorise.
+    """
+    size = int(dictionary.shape[0])
+    inducing = pad_rows(dictionary, capacity)
+    mask = pad_rows(tf.ones([size], dtype=dictionary.dtype), capacity)
+    chol_kss, used_jitter = jittered_cholesky(masked_gram(kernel, inducing, mask), jitter)
+    chol_v, weights = _data_factor(
+        kernel, unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean
+    )
+    posterior = DTCPosterior(inducing, mask, chol_kss, chol_v, weights, noise, mean)
+    return posterior, used_jitter
+
+
+@tf.function(reduce_retracing=True)
+def _data_factor(
+    kernel: Kernel,
+    unique_inputs: tf.Tensor,
+    counts: tf.Tensor,
+    sums: tf.Tensor,
+    inducing: tf.Tensor,
+    mask: tf.Tensor,
+    chol_kss: tf.Tensor,
+    noise: tf.Tensor,
+    mean: tf.Tensor,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Cholesky of :math:`V = Z^T N Z + \\lambda I` and :math:`w` (compiled, O(n M^2))."""
+    z = embed(kernel, unique_inputs, inducing, mask, chol_kss)  # [n, M]
+    eye = tf.eye(tf.shape(inducing)[0], dtype=z.dtype)
+    v = tf.matmul(z * counts[:, None], z, transpose_a=True) + noise * eye  # [M, M]
+    chol_v = tf.linalg.cholesky(v)
+    rhs = tf.linalg.matvec(z, sums - counts * mean, transpose_a=True)  # [M]
+    weights = tf.linalg.cholesky_solve(chol_v, rhs[:, None])[:, 0]
+    return chol_v, weights
+
+
+@dataclass(frozen=True)
+class HallucinatedState:
+    """In-batch posterior: the batch-start posterior plus hallucinated (pending) points.
+
+    Only :math:`V` changes (rank-one per pending point, independent of feedback). With
+    ``extend=True`` each pending point also joins the dictionary, which keeps the posterior exact
+    when the dictionary already holds every evaluated point (GP-BUCB): a new dictionary point
+    adds a coordinate in which every earlier row is zero, so :math:`V` just gains a
+    :math:`\\lambda` diagonal entry (that padding already holds) before the rank-one update.
+    """
+
+    posterior: DTCPosterior
+    inducing: tf.Tensor
+    mask: tf.Tensor
+    chol_kss: tf.Tensor
+    chol_v: tf.Tensor
+    size: int
+
+    @classmethod
+    def start(cls, posterior: DTCPosterior) -> HallucinatedState:
+        p = posterior
+        return cls(p, p.inducing, p.mask, p.chol_kss, p.chol_v, p.size)
+
+
+def hallucinate(
+    kernel: Kernel, state: HallucinatedState, x: tf.Tensor, extend: bool
+) -> HallucinatedState:
+    """Add one pending point ``x`` [1, D] to the in-batch posterior (eager wrapper, O(M^2))."""
+    if extend and state.size >= int(state.inducing.shape[0]):
+        state = _grow(state, 2 * int(state.inducing.shape[0]))
+    chol_kss, inducing, mask = state.chol_kss, state.inducing, state.mask
+    size = state.size
+    if extend:
+        new_row, extended = _extension_row(kernel, x, inducing, mask, chol_kss, size)
+        if bool(extended):
+            chol_kss = tf.tensor_scatter_nd_update(chol_kss, [[size]], new_row[None, :])
+            inducing = tf.tensor_scatter_nd_update(inducing, [[size]], x)
+            mask = tf.tensor_scatter_nd_update(mask, [[size]], tf.ones([1], dtype=mask.dtype))
+            size += 1
+    z = embed(kernel, x, inducing, mask, chol_kss)  # [1, M]
+    chol_v = _rank_one(state.chol_v, z)
+    return replace(
+        state, inducing=inducing, mask=mask, chol_kss=chol_kss, chol_v=chol_v, size=size
+    )
+
+
+@tf.function(reduce_retracing=True)
+def _rank_one(chol_v: tf.Tensor, z: tf.Tensor) -> tf.Tensor:
+    return cholesky_rank_one_updates(chol_v, z)
+
+
+@tf.function(reduce_retracing=True)
+def _extension_row(
+    kernel: Kernel,
+    x: tf.Tensor,
+    inducing: tf.Tensor,
+    mask: tf.Tensor,
+    chol_kss: tf.Tensor,
+    slot: tf.Tensor,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Row ``slot`` of the extended :math:`L_S` for a new dictionary point ``x`` [1, D].
+
+    Returns the row and whether ``x`` adds a direction (it does not if it lies, to rounding, in
+    the span of the dictionary, e.g. a repeat).
+    """
+    z = embed(kernel, x, inducing, mask, chol_kss)[0]  # [M]
+    prior = kernel(x, full_cov=False)[0]
+    schur = prior - tf.reduce_sum(z**2)
+    extended = schur > 1e-10 * prior
+    one_hot = tf.one_hot(slot, tf.shape(z)[0], dtype=z.dtype)
+    return z + one_hot * tf.sqrt(tf.maximum(schur, 0.0)), extended
+
+
+def _grow(state: HallucinatedState, capacity: int) -> HallucinatedState:
+    """Re-pad an in-batch state to a larger capacity (padding keeps every value unchanged)."""
+    old = int(state.inducing.shape[0])
+    extra = capacity - old
+    noise_block = tf.sqrt(state.posterior.noise) * tf.eye(extra, dtype=state.chol_v.dtype)
+    return replace(
+        state,
+        inducing=pad_rows(state.inducing, capacity),
+        mask=pad_rows(state.mask, capacity),
+        chol_kss=_block_diag(state.chol_kss, tf.eye(extra, dtype=state.chol_kss.dtype)),
+        chol_v=_block_diag(state.chol_v, noise_block),
+    )
+
+
+def _block_diag(top: tf.Tensor, bottom: tf.Tensor) -> tf.Tensor:
+    n, m = int(top.shape[0]), int(bottom.shape[0])
+    upper = tf.concat([top, tf.zeros([n, m], dtype=top.dtype)], axis=1)
+    lower = tf.concat([tf.zeros([m, n], dtype=top.dtype), bottom], axis=1)
+    return tf.concat([upper, lower], axis=0)
+
+
+def prior_posterior(
+    input_dim: int, capacity: int, noise: tf.Tensor, mean: tf.Tensor
+) -> DTCPosterior:
+    """The posterior of an empty dictionary: :math:`\\tilde\\mu = c`, :math:`\\tilde\\sigma^2 =
+    k(x, x)/\\lambda` (spec bbkb.md §1.2), in the padded layout."""
+    dtype = noise.dtype
+    eye = tf.eye(capacity, dtype=dtype)
+    return DTCPosterior(
+        inducing=tf.zeros([capacity, input_dim], dtype=dtype),
+        mask=tf.zeros([capacity], dtype=dtype),
+        chol_kss=eye,
+        chol_v=tf.sqrt(noise) * eye,
+        weights=tf.zeros([capacity], dtype=dtype),
+        noise=noise,
+        mean=mean,
+    )
+
+
+@check_shapes("batch: [B, D]", "x: [N, D]", "return[0]: [N]", "return[1]: [N]")
+def local_terms(
+    kernel: Kernel, posterior: DTCPosterior, batch: tf.Tensor, x: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Sums over the batch points :math:`x_j` of the squared batch-start covariances used by the
+    local stopping statistic (spec bbkb.md §1.6 and errata 2):
+
+    .. math::
+        c_{ij} = z_i^T V_{fb}^{-1} z_j + (k(x_i, x_j) - z_i^T z_j)/\\lambda, \\qquad
+        p_{ij} = z_i^T V_{fb}^{-1} z_j
+
+    Uses :math:`z_i^T u = k_S(x_i)^T L_S^{-T} u`, so the cost is O(N M B), not O(N M^2).
+
+    :return: :math:`\\sum_j c_{ij}^2` and :math:`\\sum_j p_{ij}^2` for each row of ``x``.
+    """
+    p = posterior
+    z_batch = embed(kernel, batch, p.inducing, p.mask, p.chol_kss)  # [B, M]
+    v_inv_z = tf.linalg.cholesky_solve(p.chol_v, tf.transpose(z_batch))  # [M, B]
+    both = tf.concat([v_inv_z, tf.transpose(z_batch)], axis=1)  # [M, 2B]
+    back = tf.linalg.triangular_solve(p.chol_kss, both, lower=True, adjoint=True)  # [M, 2B]
+    kxs = kernel(x, p.inducing) * p.mask[None, :]  # [N, M]
+    products = tf.matmul(kxs, back)  # [N, 2B]
+    num_batch = tf.shape(batch)[0]
+    projected, nystrom = products[:, :num_batch], products[:, num_batch:]
+    full = projected + (kernel(x, batch) - nystrom) / p.noise  # [N, B]
+    return tf.reduce_sum(full**2, axis=1), tf.reduce_sum(projected**2, axis=1)
