@@ -7,25 +7,26 @@ model's matrices. Within a batch the dictionary, the embedding and the mean are 
 
 from __future__ import annotations
 
-from typing import Any
-
 import tensorflow as tf
 
 from ..numerics import dtc
+from ..numerics.compiled import CompiledDTC
 from ..numerics.linalg import chunked_map
 
 
 class InBatchPosterior:
     """Batch-start posterior plus the points selected so far in the batch.
 
-    :param kernel: The model's kernel.
+    :param ops: The model's compiled numerics.
     :param posterior: The batch-start DTC posterior.
     :param extend: Whether selected points join the dictionary (exact dictionaries only).
     :param chunk_size: Candidates per compiled call.
     """
 
-    def __init__(self, kernel: Any, posterior: dtc.DTCPosterior, extend: bool, chunk_size: int):
-        self._kernel = kernel
+    def __init__(
+        self, ops: CompiledDTC, posterior: dtc.DTCPosterior, extend: bool, chunk_size: int
+    ):
+        self._ops = ops
         self._posterior = posterior
         self._state = dtc.HallucinatedState.start(posterior)
         self._extend = extend
@@ -44,7 +45,7 @@ class InBatchPosterior:
     def batch_start_marginals(self, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Batch-start mean and ridge-leverage variance of each candidate [N] (chunked)."""
         mean, var = chunked_map(
-            lambda chunk: _marginals(self._kernel, self._posterior, chunk),
+            lambda chunk: self._ops.marginals(self._posterior, chunk),
             candidates,
             self._chunk_size,
         )
@@ -53,37 +54,20 @@ class InBatchPosterior:
     def variance(self, candidates: tf.Tensor) -> tf.Tensor:
         """Ridge-leverage variance [N] under the hallucinated posterior (one compiled call)."""
         s = self._state
-        return _variance(
-            self._kernel, candidates, s.inducing, s.mask, s.chol_kss, s.chol_v, s.posterior.noise
+        return self._ops.variance(
+            candidates, s.inducing, s.mask, s.chol_kss, s.chol_v, s.posterior.noise
         )
 
     def add(self, point: tf.Tensor) -> None:
         """Hallucinate one selected point [1, D] (rank-one update of V, O(M^2))."""
-        self._state = dtc.hallucinate(self._kernel, self._state, point, self._extend)
+        self._state = dtc.hallucinate(self._ops, self._state, point, self._extend)
 
     def local_terms(self, batch: tf.Tensor, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Sums over ``batch`` [B, D] of the squared full and projected batch-start covariances
         with each candidate [N] (the local stopping statistic, spec bbkb.md errata 2)."""
         full, projected = chunked_map(
-            lambda chunk: _local_terms(self._kernel, self._posterior, batch, chunk),
+            lambda chunk: self._ops.local_terms(self._posterior, batch, chunk),
             candidates,
             self._chunk_size,
         )
         return full, projected
-
-
-@tf.function(reduce_retracing=True)
-def _marginals(kernel: Any, posterior: dtc.DTCPosterior, x: tf.Tensor) -> tuple[tf.Tensor, ...]:
-    return dtc.marginals(kernel, posterior, x)
-
-
-@tf.function(reduce_retracing=True)
-def _variance(kernel: Any, x: tf.Tensor, *state: tf.Tensor) -> tf.Tensor:
-    return dtc.variance(kernel, x, *state)
-
-
-@tf.function(reduce_retracing=True)
-def _local_terms(
-    kernel: Any, posterior: dtc.DTCPosterior, batch: tf.Tensor, x: tf.Tensor
-) -> tuple[tf.Tensor, tf.Tensor]:
-    return dtc.local_terms(kernel, posterior, batch, x)

@@ -23,7 +23,7 @@ from trieste.models.interfaces import (
 )
 
 from ..numerics import dtc
-from ..numerics.evidence import sgpr_evidence
+from ..numerics.compiled import CompiledDTC
 from ..numerics.linalg import CholeskyError, capacity_for, chunked_map, jittered_cholesky
 from .data import ReplicatedData, aggregate, validate_dataset
 from .dictionary import DictionaryPolicy, RidgeLeverageSampler
@@ -70,6 +70,7 @@ class NystromGPR(
         center_observations: bool = True,
         chunk_size: int = 2048,
         jitter: float = 1e-10,
+        jit_compile: bool = False,
     ):
         """
         :param kernel: Any GPflow kernel (its parameters fix the model's dtype).
@@ -81,6 +82,7 @@ class NystromGPR(
         :param center_observations: Use the observations' mean as the constant prior mean.
         :param chunk_size: Candidates per compiled call; bounds memory in predictions.
         :param jitter: First relative jitter tried on the dictionary's kernel matrix.
+        :param jit_compile: Compile candidate scoring with XLA.
         """
         if not noise_variance > 0:
             raise ValueError(f"noise_variance must be positive, got {noise_variance}")
@@ -95,6 +97,8 @@ class NystromGPR(
         self._center = center_observations
         self._chunk_size = chunk_size
         self._jitter = jitter
+        self._jit_compile = jit_compile
+        self._ops: Optional[CompiledDTC] = None
         self._data: Optional[ReplicatedData] = None
         self._dictionary_index = np.zeros([0], dtype=np.int64)
         self._posterior: Optional[dtc.DTCPosterior] = None
@@ -210,7 +214,7 @@ class NystromGPR(
         x = self._check_points(query_points)
         batch_shape = tf.shape(x)[:-2]
         flat = tf.reshape(x, [-1, x.shape[-2], x.shape[-1]])
-        cov = tf.map_fn(lambda pts: post.noise * self._covariance(post, pts), flat)
+        cov = tf.map_fn(lambda pts: post.noise * self.compiled.covariance(post, pts), flat)
         mean = tf.map_fn(lambda pts: self._marginals(post, pts)[0], flat)
         num = tf.shape(x)[-2]
         mean = tf.reshape(mean, tf.concat([batch_shape, [num, 1]], axis=0))
@@ -245,7 +249,7 @@ class NystromGPR(
     def batch_posterior(self) -> InBatchPosterior:
         """A fresh in-batch posterior at the current batch start, for hallucinating a batch."""
         return InBatchPosterior(
-            self._kernel, self._require_posterior(), self._policy.exact, self._chunk_size
+            self.compiled, self._require_posterior(), self._policy.exact, self._chunk_size
         )
 
     def information_gain(self) -> float:
@@ -254,6 +258,18 @@ class NystromGPR(
         post = self._require_posterior()
         log_det_v = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(post.chol_v)))
         return float(log_det_v - post.capacity * tf.math.log(post.noise))
+
+    @property
+    def compiled(self) -> CompiledDTC:
+        """This model's compiled numerics (built on first use, rebuilt after a copy)."""
+        if self._ops is None:
+            self._ops = CompiledDTC(self._kernel, self._dtype, self._jit_compile)
+        return self._ops
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_ops"] = None  # compiled functions cannot be copied; rebuilt on demand
+        return state
 
     # ----------------------------------------------------------------- internals
     def _prior(self, input_dim: int, data: ReplicatedData) -> dtc.DTCPosterior:
@@ -269,7 +285,7 @@ class NystromGPR(
         self, data: ReplicatedData, index: np.ndarray
     ) -> tuple[dtc.DTCPosterior, float]:
         return dtc.build_posterior(
-            self._kernel,
+            self.compiled,
             tf.constant(data.inputs[index]),
             capacity_for(index.size),
             tf.constant(data.inputs),
@@ -287,19 +303,9 @@ class NystromGPR(
 
     def _marginals(self, post: dtc.DTCPosterior, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         mean, var = chunked_map(
-            lambda chunk: self._compiled_marginals(post, chunk), x, self._chunk_size
+            lambda chunk: self.compiled.marginals(post, chunk), x, self._chunk_size
         )
         return mean, var
-
-    @tf.function(reduce_retracing=True)
-    def _compiled_marginals(
-        self, post: dtc.DTCPosterior, x: tf.Tensor
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        return dtc.marginals(self._kernel, post, x)
-
-    @tf.function(reduce_retracing=True)
-    def _covariance(self, post: dtc.DTCPosterior, x: tf.Tensor) -> tf.Tensor:
-        return dtc.covariance(self._kernel, post, x)
 
     def _evidence_arguments(self) -> tuple[tf.Tensor, ...]:
         data, post = self._data, self._require_posterior()
@@ -317,12 +323,11 @@ class NystromGPR(
             tf.constant(max(self._used_jitter, 1e-8) * scale, dtype=self._dtype),
         )
 
-    @tf.function(reduce_retracing=True)
-    def _evidence(self, inducing, mask, inputs, counts, sums, sum_squares, mean, jitter):  # type: ignore[no-untyped-def]
+    def _evidence(self, *args: tf.Tensor) -> tf.Tensor:
+        """SGPR bound; ``args`` from :meth:`_evidence_arguments` (the noise is read live)."""
+        *head, mean, jitter = args
         noise = tf.convert_to_tensor(self._noise)
-        return sgpr_evidence(
-            self._kernel, inducing, mask, inputs, counts, sums, sum_squares, noise, mean, jitter
-        )
+        return self.compiled.evidence(*head, noise, mean, jitter)
 
     def _check_points(self, query_points: tf.Tensor) -> tf.Tensor:
         x = tf.convert_to_tensor(query_points)

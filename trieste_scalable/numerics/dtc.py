@@ -27,12 +27,15 @@ the identity, so they add an exact zero to every embedding and a :math:`\lambda`
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .linalg import cholesky_rank_one_updates, jittered_cholesky, pad_rows
+from .linalg import jittered_cholesky, pad_rows
+
+if TYPE_CHECKING:
+    from .compiled import CompiledDTC
 
 Kernel = Any
 """A GPflow-style kernel: ``kernel(X, X2)`` gives [N, N2] and ``kernel(X, full_cov=False)`` [N]."""
@@ -148,7 +151,7 @@ def covariance(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tf.Tens
 
 
 def build_posterior(
-    kernel: Kernel,
+    ops: CompiledDTC,
     dictionary: tf.Tensor,
     capacity: int,
     unique_inputs: tf.Tensor,
@@ -173,16 +176,15 @@ def build_posterior(
     size = int(dictionary.shape[0])
     inducing = pad_rows(dictionary, capacity)
     mask = pad_rows(tf.ones([size], dtype=dictionary.dtype), capacity)
-    chol_kss, used_jitter = jittered_cholesky(masked_gram(kernel, inducing, mask), jitter)
-    chol_v, weights = _data_factor(
-        kernel, unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean
+    chol_kss, used_jitter = jittered_cholesky(ops.masked_gram(inducing, mask), jitter)
+    chol_v, weights = ops.data_factor(
+        unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean
     )
     posterior = DTCPosterior(inducing, mask, chol_kss, chol_v, weights, noise, mean)
     return posterior, used_jitter
 
 
-@tf.function(reduce_retracing=True)
-def _data_factor(
+def data_factor(
     kernel: Kernel,
     unique_inputs: tf.Tensor,
     counts: tf.Tensor,
@@ -193,7 +195,7 @@ def _data_factor(
     noise: tf.Tensor,
     mean: tf.Tensor,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """Cholesky of :math:`V = Z^T N Z + \\lambda I` and :math:`w` (compiled, O(n M^2))."""
+    """Cholesky of :math:`V = Z^T N Z + \\lambda I` and :math:`w` (O(n M^2))."""
     z = embed(kernel, unique_inputs, inducing, mask, chol_kss)  # [n, M]
     eye = tf.eye(tf.shape(inducing)[0], dtype=z.dtype)
     v = tf.matmul(z * counts[:, None], z, transpose_a=True) + noise * eye  # [M, M]
@@ -228,7 +230,7 @@ class HallucinatedState:
 
 
 def hallucinate(
-    kernel: Kernel, state: HallucinatedState, x: tf.Tensor, extend: bool
+    ops: CompiledDTC, state: HallucinatedState, x: tf.Tensor, extend: bool
 ) -> HallucinatedState:
     """Add one pending point ``x`` [1, D] to the in-batch posterior (eager wrapper, O(M^2))."""
     if extend and state.size >= int(state.inducing.shape[0]):
@@ -236,26 +238,19 @@ def hallucinate(
     chol_kss, inducing, mask = state.chol_kss, state.inducing, state.mask
     size = state.size
     if extend:
-        new_row, extended = _extension_row(kernel, x, inducing, mask, chol_kss, size)
+        new_row, extended = ops.extension_row(x, inducing, mask, chol_kss, tf.constant(size))
         if bool(extended):
             chol_kss = tf.tensor_scatter_nd_update(chol_kss, [[size]], new_row[None, :])
             inducing = tf.tensor_scatter_nd_update(inducing, [[size]], x)
             mask = tf.tensor_scatter_nd_update(mask, [[size]], tf.ones([1], dtype=mask.dtype))
             size += 1
-    z = embed(kernel, x, inducing, mask, chol_kss)  # [1, M]
-    chol_v = _rank_one(state.chol_v, z)
+    chol_v = ops.rank_one(state.chol_v, ops.embed(x, inducing, mask, chol_kss))
     return replace(
         state, inducing=inducing, mask=mask, chol_kss=chol_kss, chol_v=chol_v, size=size
     )
 
 
-@tf.function(reduce_retracing=True)
-def _rank_one(chol_v: tf.Tensor, z: tf.Tensor) -> tf.Tensor:
-    return cholesky_rank_one_updates(chol_v, z)
-
-
-@tf.function(reduce_retracing=True)
-def _extension_row(
+def extension_row(
     kernel: Kernel,
     x: tf.Tensor,
     inducing: tf.Tensor,

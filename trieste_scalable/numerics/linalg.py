@@ -78,9 +78,7 @@ def cholesky_rank_one_updates(chol: tf.Tensor, vectors: tf.Tensor) -> tf.Tensor:
     :param vectors: Update vectors [K, M].
     :return: Updated lower Cholesky factor [M, M].
     """
-    for k in range(vectors.shape[0]):
-        chol = tfp.math.cholesky_update(chol, vectors[k])
-    return chol
+    return tf.foldl(lambda factor, v: tfp.math.cholesky_update(factor, v), vectors, chol)
 
 
 def capacity_for(size: int, minimum: int = 16) -> int:

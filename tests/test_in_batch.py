@@ -1,0 +1,109 @@
+"""Hallucinated in-batch posterior and the ratio bounds of the stopping rules."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from trieste_scalable.acquisition.stopping import GlobalLocalStopping
+from trieste_scalable.models import ExactDictionary, NystromGPR, RidgeLeverageSampler
+from trieste_scalable.numerics import dtc
+
+from .util import reference_gpr, replicated_dataset, se_kernel
+
+NOISE = 0.1
+
+
+def sparse_model(seed: int) -> NystromGPR:
+    data = replicated_dataset(seed, num_unique=80, num_repeats=20)
+    return NystromGPR(
+        se_kernel(lengthscale=0.25), NOISE, data,
+        dictionary=RidgeLeverageSampler(0.05, seed=seed), fit_hyperparameters=False,
+    )
+
+
+def test_rank_one_hallucination_equals_recomputation() -> None:
+    model = sparse_model(0)
+    pending = tf.constant(np.random.default_rng(1).uniform(size=(3, 2)))
+    in_batch = model.batch_posterior()
+    for i in range(3):
+        in_batch.add(pending[i : i + 1])
+    data = model._data
+    assert data is not None
+    inputs = np.concatenate([data.inputs, pending.numpy()])
+    counts = np.concatenate([data.counts, np.ones(3)])
+    sums = np.concatenate([data.sums, np.zeros(3)])
+    post = model._posterior
+    assert post is not None
+    recomputed, _ = dtc.build_posterior(
+        model.compiled, model.dictionary, post.capacity, tf.constant(inputs),
+        tf.constant(counts), tf.constant(sums), post.noise, post.mean, 1e-10,
+    )
+    x = tf.constant(np.random.default_rng(2).uniform(size=(50, 2)))
+    expected = dtc.marginals(model.get_kernel(), recomputed, x)[1]
+    np.testing.assert_allclose(in_batch.variance(x), expected, rtol=1e-9)
+
+
+def test_exact_hallucination_equals_gpr_conditioned_on_pending_points() -> None:
+    data = replicated_dataset(3)
+    model = NystromGPR(
+        se_kernel(), NOISE, data, dictionary=ExactDictionary(), fit_hyperparameters=False,
+        jitter=1e-14,
+    )
+    rng = np.random.default_rng(4)
+    pending = rng.uniform(size=(20, 2))  # more than the padding: forces a capacity growth
+    pending[5] = pending[2]  # a repeat inside the batch
+    in_batch = model.batch_posterior()
+    for i in range(len(pending)):
+        in_batch.add(tf.constant(pending[i : i + 1]))
+    x = np.concatenate([data.query_points.numpy(), pending])
+    y = np.concatenate([data.observations.numpy(), np.zeros((20, 1))])
+    from trieste.data import Dataset
+
+    gpr = reference_gpr(Dataset(tf.constant(x), tf.constant(y)), se_kernel(), NOISE)
+    probe = tf.constant(rng.uniform(size=(30, 2)))
+    np.testing.assert_allclose(
+        NOISE * in_batch.variance(probe), gpr.predict_f(probe)[1][:, 0], rtol=1e-7
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_global_and_local_statistics_bound_the_variance_ratio(seed: int) -> None:
+    model = sparse_model(seed)
+    rng = np.random.default_rng(seed + 10)
+    candidates = tf.constant(rng.uniform(size=(400, 2)))
+    batch = rng.choice(400, size=6, replace=True)
+    in_batch = model.batch_posterior()
+    _, s2_0 = (t.numpy() for t in in_batch.batch_start_marginals(candidates))
+    for j in batch:
+        in_batch.add(tf.gather(candidates, [j]))
+    s2_t = in_batch.variance(candidates).numpy()
+    ratio = s2_0 / s2_t
+    assert np.all(ratio >= 1 - 1e-9)
+
+    global_statistic = 1 + s2_0[batch].sum()  # Lemma 1
+    assert ratio.max() <= global_statistic * (1 + 1e-9)
+
+    full, projected = (t.numpy() for t in in_batch.local_terms(tf.gather(candidates, batch), candidates))
+    local = 1 + np.maximum(full, projected) / s2_0  # Lemma 3 with spec errata 2, per candidate
+    assert np.all(ratio <= local * (1 + 1e-9))
+    assert local.max() <= global_statistic * (1 + 1e-9)  # never exceeds the global one
+
+
+def test_global_local_rule_switches_to_local_statistic() -> None:
+    model = sparse_model(0)
+    candidates = tf.constant(np.random.default_rng(0).uniform(size=(300, 2)))
+    in_batch = model.batch_posterior()
+    _, s2_0 = (t.numpy() for t in in_batch.batch_start_marginals(candidates))
+    order = np.argsort(s2_0)  # low-variance points first: a long batch
+    rule = GlobalLocalStopping(1.5)
+    rule.start(in_batch, candidates, s2_0)
+    stopped_at = None
+    for k, j in enumerate(order):
+        if rule.add(int(j), float(s2_0[j])):
+            stopped_at = k
+            break
+        in_batch.add(tf.gather(candidates, [int(j)]))
+    assert stopped_at is not None
+    assert rule.global_statistic > 1.5
+    assert rule.statistic <= rule.global_statistic + 1e-12
+    assert 1 + s2_0[order[: stopped_at + 1]].sum() == pytest.approx(rule.global_statistic)

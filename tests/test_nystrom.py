@@ -1,0 +1,216 @@
+"""NystromGPR against independent computations (GPflow's GPR and SGPR)."""
+
+import copy
+
+import gpflow
+import numpy as np
+import pytest
+import tensorflow as tf
+from trieste.data import Dataset
+
+from trieste_scalable.models import ExactDictionary, NystromGPR, RidgeLeverageSampler
+from trieste_scalable.models.data import aggregate
+from trieste_scalable.numerics.linalg import CholeskyError
+
+from .util import reference_gpr, replicated_dataset, se_kernel
+
+NOISE = 0.05
+
+
+def exact_model(dataset: Dataset, **kwargs) -> NystromGPR:  # type: ignore[no-untyped-def]
+    return NystromGPR(
+        se_kernel(), NOISE, dataset, dictionary=ExactDictionary(), fit_hyperparameters=False,
+        jitter=1e-14, **kwargs,
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_full_dictionary_equals_gpflow_gpr(seed: int) -> None:
+    data = replicated_dataset(seed)
+    model = exact_model(data)
+    gpr = reference_gpr(data, se_kernel(), NOISE)
+    x = tf.constant(np.random.default_rng(seed).uniform(size=(25, 2)))
+    mean, var = model.predict(x)
+    ref_mean, ref_var = gpr.predict_f(x)
+    np.testing.assert_allclose(mean, ref_mean, rtol=1e-8)
+    np.testing.assert_allclose(var, ref_var, rtol=1e-8)
+    _, cov = model.predict_joint(x[None])
+    _, ref_cov = gpr.predict_f(x, full_cov=True)
+    np.testing.assert_allclose(cov[0], ref_cov, rtol=1e-7, atol=1e-12)
+    _, var_y = model.predict_y(x)
+    np.testing.assert_allclose(var_y, ref_var + NOISE, rtol=1e-8)
+
+
+def test_memory_grows_with_unique_points_not_evaluations() -> None:
+    data = replicated_dataset(0, num_unique=20, num_repeats=200)
+    model = exact_model(data)
+    assert model.num_unique_points == 20
+    assert model.dictionary.shape == (20, 2)
+
+
+def test_predict_keeps_leading_batch_dimensions() -> None:
+    model = exact_model(replicated_dataset(0))
+    x = tf.constant(np.random.default_rng(3).uniform(size=(4, 3, 2)))
+    mean, var = model.predict(x)
+    assert mean.shape == (4, 3, 1) and var.shape == (4, 3, 1)
+    flat_mean, _ = model.predict(tf.reshape(x, [-1, 2]))
+    np.testing.assert_allclose(tf.reshape(mean, [-1, 1]), flat_mean)
+    samples = model.sample(x[0], 5)
+    assert samples.shape == (5, 3, 1)
+
+
+def test_dictionary_subset_matches_gpflow_sgpr_predictions() -> None:
+    """A sparse dictionary gives the DTC predictive (SGPR's predict_f, spec errata 6)."""
+    data = replicated_dataset(2, num_unique=60)
+    model = NystromGPR(
+        se_kernel(), NOISE, data, dictionary=RidgeLeverageSampler(0.02, seed=0),
+        fit_hyperparameters=False, jitter=1e-14,
+    )
+    assert 0 < model.dictionary.shape[0] < 60
+    x_np, y_np = data.query_points.numpy(), data.observations.numpy()
+    sgpr = gpflow.models.SGPR(
+        (x_np, y_np), se_kernel(), inducing_variable=model.dictionary.numpy(),
+        noise_variance=NOISE, mean_function=gpflow.mean_functions.Constant(np.mean(y_np)),
+    )
+    x = tf.constant(np.random.default_rng(5).uniform(size=(10, 2)))
+    mean, var = model.predict(x)
+    with gpflow.config.as_context(gpflow.config.Config(jitter=1e-14)):
+        ref_mean, ref_var = sgpr.predict_f(x)
+    np.testing.assert_allclose(mean, ref_mean, rtol=1e-6)
+    np.testing.assert_allclose(var, ref_var, rtol=1e-6)
+
+
+def test_evidence_equals_gpflow_sgpr_elbo_on_duplicated_data() -> None:
+    data = replicated_dataset(4, num_unique=40, num_repeats=30)
+    model = NystromGPR(
+        se_kernel(), NOISE, data, dictionary=RidgeLeverageSampler(0.05, seed=1), jitter=1e-6
+    )
+    x_np, y_np = data.query_points.numpy(), data.observations.numpy()
+    args = model._evidence_arguments()
+    jitter = float(args[-1])
+    sgpr = gpflow.models.SGPR(
+        (x_np, y_np), se_kernel(), inducing_variable=model.dictionary.numpy(),
+        noise_variance=NOISE, mean_function=gpflow.mean_functions.Constant(np.mean(y_np)),
+    )
+    with gpflow.config.as_context(gpflow.config.Config(jitter=jitter)):
+        expected = sgpr.elbo()
+    np.testing.assert_allclose(model._evidence(*args), expected, rtol=1e-9)
+
+
+def test_optimize_increases_evidence_and_refreshes_posterior() -> None:
+    data = replicated_dataset(6, num_unique=50)
+    model = NystromGPR(se_kernel(lengthscale=2.0), 1.0, data, dictionary=ExactDictionary())
+    before = float(model._evidence(*model._evidence_arguments()))
+    model.optimize(data)
+    after = float(model._evidence(*model._evidence_arguments()))
+    assert after > before + 1.0
+    gpr = reference_gpr(data, model.get_kernel(), float(model.get_observation_noise()))
+    x = data.query_points[:5]
+    np.testing.assert_allclose(model.predict(x)[0], gpr.predict_f(x)[0], rtol=1e-6)
+
+
+def test_fixed_hyperparameters_are_not_fitted() -> None:
+    data = replicated_dataset(6)
+    model = NystromGPR(se_kernel(), NOISE, data, fit_hyperparameters=False)
+    assert model.optimize(data) is None
+    assert float(model.get_kernel().lengthscales.numpy()) == pytest.approx(0.3)
+
+
+def test_empty_dictionary_is_the_prior() -> None:
+    data = replicated_dataset(0)
+    model = exact_model(data)
+    posterior = model._prior(2, aggregate(data.query_points.numpy(), data.observations.numpy()))
+    x = tf.constant(np.random.default_rng(1).uniform(size=(4, 2)))
+    mean, var = model._marginals(posterior, x)
+    np.testing.assert_allclose(var, 1.0 / NOISE)  # k(x, x)/lambda
+    np.testing.assert_allclose(mean, np.mean(data.observations))
+
+
+def test_sampled_dictionary_is_never_empty() -> None:
+    policy = RidgeLeverageSampler(1e-9, seed=0)
+    chosen = policy.select(np.ones(50), np.full(50, 1e-3))
+    assert chosen.size == 1
+
+
+@pytest.mark.parametrize("repeats", ["exact", "union"])
+def test_inclusion_probabilities_for_repeats(repeats: str) -> None:
+    policy = RidgeLeverageSampler(2.0, repeats=repeats)  # type: ignore[arg-type]
+    p = policy.inclusion_probabilities(np.array([1.0, 3.0, 1.0]), np.array([0.1, 0.1, 2.0]))
+    expected_repeat = 1 - 0.8**3 if repeats == "exact" else 0.6
+    np.testing.assert_allclose(p, [0.2, expected_repeat, 1.0])
+
+
+def test_dictionary_stays_well_below_t_on_smooth_problem() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(2000, 2))
+    y = np.sin(3 * x[:, :1]) + 0.1 * rng.normal(size=(2000, 1))
+    model = NystromGPR(
+        se_kernel(lengthscale=0.5), 1.0, dictionary=RidgeLeverageSampler(2.0, seed=0),
+        fit_hyperparameters=False,
+    )
+    for t in range(200, 2001, 200):
+        model.update(Dataset(tf.constant(x[:t]), tf.constant(y[:t])))
+    size = int(model.dictionary.shape[0])
+    assert size < 2000 / 10, size
+    assert 0 < model.effective_dimension < size
+
+
+@pytest.mark.parametrize(
+    "x, y, error, match",
+    [
+        (np.zeros((3, 2)), np.array([[0.0], [np.nan], [1.0]]), ValueError, "NaN/inf"),
+        (np.zeros((3, 2)), np.array([[0.0], [np.inf], [1.0]]), ValueError, "NaN/inf"),
+        (np.zeros((3, 2)), np.zeros((3, 2)), ValueError, "single output"),
+        (np.zeros((3, 3)), np.zeros((3, 1)), ValueError, "columns"),
+        (np.zeros((0, 2)), np.zeros((0, 1)), ValueError, "empty"),
+        (np.zeros((3, 2), np.float32), np.zeros((3, 1), np.float32), TypeError, "dtype"),
+    ],
+)
+def test_bad_data_raises_and_leaves_model_unchanged(x, y, error, match) -> None:  # type: ignore[no-untyped-def]
+    data = replicated_dataset(0)
+    model = exact_model(data)
+    probe = tf.constant(np.random.default_rng(2).uniform(size=(5, 2)))
+    before = model.predict(probe)
+    with pytest.raises(error, match=match):
+        model.update(Dataset(tf.constant(x), tf.constant(y)))
+    after = model.predict(probe)
+    np.testing.assert_array_equal(before[0], after[0])
+    np.testing.assert_array_equal(before[1], after[1])
+    assert model.num_unique_points == 30
+
+
+def test_non_psd_kernel_raises_clear_error() -> None:
+    class Indefinite(gpflow.kernels.SquaredExponential):
+        def K(self, X, X2=None):  # type: ignore[no-untyped-def]
+            return -super().K(X, X2)
+
+    with pytest.raises(CholeskyError, match="positive"):
+        NystromGPR(Indefinite(), NOISE, replicated_dataset(0), dictionary=ExactDictionary())
+
+
+def test_bad_construction_arguments() -> None:
+    with pytest.raises(ValueError, match="noise_variance"):
+        NystromGPR(se_kernel(), 0.0)
+    with pytest.raises(ValueError, match="oversampling"):
+        RidgeLeverageSampler(0.0)
+    with pytest.raises(ValueError, match="no data"):
+        NystromGPR(se_kernel(), 1.0).predict(tf.zeros([1, 2], tf.float64))
+
+
+def test_float32_model() -> None:
+    with gpflow.config.as_context(gpflow.config.Config(float=np.float32)):
+        kernel = se_kernel()
+        data = replicated_dataset(0, dtype=np.float32)
+        model = NystromGPR(kernel, NOISE, data, dictionary=ExactDictionary(), jitter=1e-7)
+        mean, var = model.predict(data.query_points[:5])
+    assert mean.dtype == tf.float32 and var.dtype == tf.float32
+    gpr = reference_gpr(replicated_dataset(0), se_kernel(), NOISE)
+    ref_mean, _ = gpr.predict_f(replicated_dataset(0).query_points[:5])
+    np.testing.assert_allclose(mean, ref_mean, rtol=1e-2, atol=1e-3)
+
+
+def test_model_deep_copies() -> None:
+    model = exact_model(replicated_dataset(0))
+    clone = copy.deepcopy(model)
+    x = tf.constant(np.random.default_rng(2).uniform(size=(3, 2)))
+    np.testing.assert_array_equal(model.predict(x)[0], clone.predict(x)[0])

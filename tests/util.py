@@ -1,0 +1,34 @@
+"""Test helpers: seeded toy problems and independent reference computations."""
+
+from __future__ import annotations
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+from trieste.data import Dataset
+
+
+def replicated_dataset(
+    seed: int, num_unique: int = 30, num_repeats: int = 10, dim: int = 2, dtype=np.float64
+) -> Dataset:
+    """Random inputs in [0, 1]^dim, some repeated, with noisy sine observations."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(size=(num_unique, dim))
+    x = np.concatenate([x, x[rng.integers(num_unique, size=num_repeats)]])
+    y = np.sin(6.0 * x[:, :1]) + np.cos(4.0 * x[:, -1:]) + 0.1 * rng.normal(size=(len(x), 1))
+    return Dataset(tf.constant(x.astype(dtype)), tf.constant(y.astype(dtype)))
+
+
+def se_kernel(lengthscale: float = 0.3, variance: float = 1.0) -> gpflow.kernels.Kernel:
+    return gpflow.kernels.SquaredExponential(variance=variance, lengthscales=lengthscale)
+
+
+def reference_gpr(dataset: Dataset, kernel: gpflow.kernels.Kernel, noise: float) -> gpflow.models.GPR:
+    """GPflow's exact GPR on the (duplicated) data with the constant mean our model centres on."""
+    mean = float(np.mean(dataset.observations.numpy()))
+    return gpflow.models.GPR(
+        dataset.astuple(),
+        kernel,
+        noise_variance=noise,
+        mean_function=gpflow.mean_functions.Constant(mean),
+    )

@@ -1,0 +1,67 @@
+"""The DTC functions compiled once per kernel and dtype.
+
+Every function has an input signature with dynamic dimensions, so it is traced exactly once
+however the dictionary, data and candidate counts change over a run (Trieste #178/#191 are the
+retracing bugs this avoids). The kernel is captured, so hyperparameter changes need no retrace.
+Compiled functions cannot be deep-copied or pickled: owners rebuild this object instead.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import tensorflow as tf
+
+from . import dtc
+from .evidence import sgpr_evidence
+from .linalg import cholesky_rank_one_updates
+
+
+class CompiledDTC:
+    """Compiled DTC numerics for one kernel.
+
+    :param kernel: A GPflow-style kernel.
+    :param dtype: The dtype of every tensor argument.
+    :param jit_compile: Compile the candidate-scoring functions with XLA.
+    """
+
+    def __init__(self, kernel: dtc.Kernel, dtype: tf.DType, jit_compile: bool = False):
+        matrix = tf.TensorSpec([None, None], dtype)
+        vector = tf.TensorSpec([None], dtype)
+        scalar = tf.TensorSpec([], dtype)
+        posterior = dtc.DTCPosterior(matrix, vector, matrix, matrix, vector, scalar, scalar)
+        self.kernel = kernel
+
+        def compile_(fn, *signature, xla=False):  # type: ignore[no-untyped-def]
+            return tf.function(
+                partial(fn, kernel), input_signature=list(signature), jit_compile=xla and jit_compile
+            )
+
+        self.masked_gram = compile_(dtc.masked_gram, matrix, vector)
+        self.embed = compile_(dtc.embed, matrix, matrix, vector, matrix)
+        self.marginals = compile_(dtc.marginals, posterior, matrix, xla=True)
+        self.covariance = compile_(dtc.covariance, posterior, matrix)
+        self.variance = compile_(
+            dtc.variance, matrix, matrix, vector, matrix, matrix, scalar, xla=True
+        )
+        self.local_terms = compile_(dtc.local_terms, posterior, matrix, matrix, xla=True)
+        self.data_factor = compile_(
+            dtc.data_factor, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
+        )
+        self.extension_row = compile_(
+            dtc.extension_row, matrix, matrix, vector, matrix, tf.TensorSpec([], tf.int32)
+        )
+        self.rank_one = tf.function(
+            cholesky_rank_one_updates, input_signature=[matrix, matrix]
+        )
+        self.evidence = compile_(
+            sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
+        )
+
+    def tracing_counts(self) -> dict[str, int]:
+        """Traces of each compiled function so far (tests assert these stay at one)."""
+        return {
+            name: fn.experimental_get_tracing_count()
+            for name, fn in vars(self).items()
+            if hasattr(fn, "experimental_get_tracing_count")
+        }
