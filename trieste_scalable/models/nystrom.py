@@ -274,7 +274,7 @@ class NystromGPR(
     # ----------------------------------------------------------------- internals
     def _prior(self, input_dim: int, data: ReplicatedData) -> dtc.DTCPosterior:
         return dtc.prior_posterior(
-            input_dim, capacity_for(1), tf.convert_to_tensor(self._noise), self._prior_mean(data)
+            input_dim, 1, tf.convert_to_tensor(self._noise), self._prior_mean(data)
         )
 
     def _prior_mean(self, data: ReplicatedData) -> tf.Tensor:
@@ -287,7 +287,7 @@ class NystromGPR(
         return dtc.build_posterior(
             self.compiled,
             tf.constant(data.inputs[index]),
-            capacity_for(index.size),
+            capacity_for(index.size, bucket=self._jit_compile),
             tf.constant(data.inputs),
             tf.constant(data.counts),
             tf.constant(data.sums),
