@@ -12,8 +12,12 @@ from trieste.objectives.utils import mk_observer
 from trieste.space import Box, DiscreteSearchSpace, TaggedProductSearchSpace
 
 from trieste_scalable.acquisition import BBKB, BKB, GPBUCB, ConfidenceWidth
-from trieste_scalable.models import DictionaryPolicy, ExactDictionary, NystromGPR
-from trieste_scalable.models import RidgeLeverageSampler
+from trieste_scalable.models import (
+    DictionaryPolicy,
+    ExactDictionary,
+    NystromGPR,
+    RidgeLeverageSampler,
+)
 
 from .util import se_kernel
 
@@ -33,8 +37,9 @@ def make_model(
     data: Dataset, noise: float = 0.5, dictionary: Optional[DictionaryPolicy] = None
 ) -> NystromGPR:
     policy = dictionary or RidgeLeverageSampler(2.0, seed=0)
-    return NystromGPR(se_kernel(lengthscale=0.2), noise, data, dictionary=policy,
-                      fit_hyperparameters=False)
+    return NystromGPR(
+        se_kernel(lengthscale=0.2), noise, data, dictionary=policy, fit_hyperparameters=False
+    )
 
 
 def run(rule, model, space, data, steps):  # type: ignore[no-untyped-def]
@@ -154,8 +159,9 @@ def test_theory_width_formula() -> None:
 
 def test_trace_count_does_not_grow_over_thirty_steps() -> None:
     space, data = problem(5, num_points=600)
-    model = NystromGPR(se_kernel(lengthscale=0.2), 0.5, data,
-                       dictionary=RidgeLeverageSampler(2.0, seed=0))
+    model = NystromGPR(
+        se_kernel(lengthscale=0.2), 0.5, data, dictionary=RidgeLeverageSampler(2.0, seed=0)
+    )
     rule = BBKB("global_local", width="constant", max_batch_size=5)
     optimizer = trieste.bayesian_optimizer.BayesianOptimizer(mk_observer(objective), space)
     result = optimizer.optimize(30, data, model, rule, track_state=False)

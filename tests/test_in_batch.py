@@ -16,8 +16,11 @@ NOISE = 0.1
 def sparse_model(seed: int) -> NystromGPR:
     data = replicated_dataset(seed, num_unique=80, num_repeats=20)
     return NystromGPR(
-        se_kernel(lengthscale=0.25), NOISE, data,
-        dictionary=RidgeLeverageSampler(0.05, seed=seed), fit_hyperparameters=False,
+        se_kernel(lengthscale=0.25),
+        NOISE,
+        data,
+        dictionary=RidgeLeverageSampler(0.05, seed=seed),
+        fit_hyperparameters=False,
     )
 
 
@@ -35,8 +38,15 @@ def test_rank_one_hallucination_equals_recomputation() -> None:
     post = model._posterior
     assert post is not None
     recomputed, _ = dtc.build_posterior(
-        model.compiled, model.dictionary, post.capacity, tf.constant(inputs),
-        tf.constant(counts), tf.constant(sums), post.noise, post.mean, 1e-10,
+        model.compiled,
+        model.dictionary,
+        post.capacity,
+        tf.constant(inputs),
+        tf.constant(counts),
+        tf.constant(sums),
+        post.noise,
+        post.mean,
+        1e-10,
     )
     x = tf.constant(np.random.default_rng(2).uniform(size=(50, 2)))
     expected = dtc.marginals(model.get_kernel(), recomputed, x)[1]
@@ -46,7 +56,11 @@ def test_rank_one_hallucination_equals_recomputation() -> None:
 def test_exact_hallucination_equals_gpr_conditioned_on_pending_points() -> None:
     data = replicated_dataset(3)
     model = NystromGPR(
-        se_kernel(), NOISE, data, dictionary=ExactDictionary(), fit_hyperparameters=False,
+        se_kernel(),
+        NOISE,
+        data,
+        dictionary=ExactDictionary(),
+        fit_hyperparameters=False,
         jitter=1e-14,
     )
     rng = np.random.default_rng(4)
@@ -83,7 +97,9 @@ def test_global_and_local_statistics_bound_the_variance_ratio(seed: int) -> None
     global_statistic = 1 + s2_0[batch].sum()  # Lemma 1
     assert ratio.max() <= global_statistic * (1 + 1e-9)
 
-    full, projected = (t.numpy() for t in in_batch.local_terms(tf.gather(candidates, batch), candidates))
+    full, projected = (
+        t.numpy() for t in in_batch.local_terms(tf.gather(candidates, batch), candidates)
+    )
     local = 1 + np.maximum(full, projected) / s2_0  # Lemma 3 with spec errata 2, per candidate
     assert np.all(ratio <= local * (1 + 1e-9))
     assert local.max() <= global_statistic * (1 + 1e-9)  # never exceeds the global one

@@ -19,8 +19,13 @@ NOISE = 0.05
 
 def exact_model(dataset: Dataset, **kwargs) -> NystromGPR:  # type: ignore[no-untyped-def]
     return NystromGPR(
-        se_kernel(), NOISE, dataset, dictionary=ExactDictionary(), fit_hyperparameters=False,
-        jitter=1e-14, **kwargs,
+        se_kernel(),
+        NOISE,
+        dataset,
+        dictionary=ExactDictionary(),
+        fit_hyperparameters=False,
+        jitter=1e-14,
+        **kwargs,
     )
 
 
@@ -63,14 +68,21 @@ def test_dictionary_subset_matches_gpflow_sgpr_predictions() -> None:
     """A sparse dictionary gives the DTC predictive (SGPR's predict_f, spec errata 6)."""
     data = replicated_dataset(2, num_unique=60)
     model = NystromGPR(
-        se_kernel(), NOISE, data, dictionary=RidgeLeverageSampler(0.02, seed=0),
-        fit_hyperparameters=False, jitter=1e-14,
+        se_kernel(),
+        NOISE,
+        data,
+        dictionary=RidgeLeverageSampler(0.02, seed=0),
+        fit_hyperparameters=False,
+        jitter=1e-14,
     )
     assert 0 < model.dictionary.shape[0] < 60
     x_np, y_np = data.query_points.numpy(), data.observations.numpy()
     sgpr = gpflow.models.SGPR(
-        (x_np, y_np), se_kernel(), inducing_variable=model.dictionary.numpy(),
-        noise_variance=NOISE, mean_function=gpflow.mean_functions.Constant(np.mean(y_np)),
+        (x_np, y_np),
+        se_kernel(),
+        inducing_variable=model.dictionary.numpy(),
+        noise_variance=NOISE,
+        mean_function=gpflow.mean_functions.Constant(np.mean(y_np)),
     )
     x = tf.constant(np.random.default_rng(5).uniform(size=(10, 2)))
     mean, var = model.predict(x)
@@ -89,8 +101,11 @@ def test_evidence_equals_gpflow_sgpr_elbo_on_duplicated_data() -> None:
     args = model._evidence_arguments()
     jitter = float(args[-1])
     sgpr = gpflow.models.SGPR(
-        (x_np, y_np), se_kernel(), inducing_variable=model.dictionary.numpy(),
-        noise_variance=NOISE, mean_function=gpflow.mean_functions.Constant(np.mean(y_np)),
+        (x_np, y_np),
+        se_kernel(),
+        inducing_variable=model.dictionary.numpy(),
+        noise_variance=NOISE,
+        mean_function=gpflow.mean_functions.Constant(np.mean(y_np)),
     )
     with gpflow.config.as_context(gpflow.config.Config(jitter=jitter)):
         expected = sgpr.elbo()
@@ -145,7 +160,9 @@ def test_dictionary_stays_well_below_t_on_smooth_problem() -> None:
     x = rng.uniform(size=(2000, 2))
     y = np.sin(3 * x[:, :1]) + 0.1 * rng.normal(size=(2000, 1))
     model = NystromGPR(
-        se_kernel(lengthscale=0.5), 1.0, dictionary=RidgeLeverageSampler(2.0, seed=0),
+        se_kernel(lengthscale=0.5),
+        1.0,
+        dictionary=RidgeLeverageSampler(2.0, seed=0),
         fit_hyperparameters=False,
     )
     for t in range(200, 2001, 200):

@@ -23,7 +23,9 @@ def se_kernel(lengthscale: float = 0.3, variance: float = 1.0) -> gpflow.kernels
     return gpflow.kernels.SquaredExponential(variance=variance, lengthscales=lengthscale)
 
 
-def reference_gpr(dataset: Dataset, kernel: gpflow.kernels.Kernel, noise: float) -> gpflow.models.GPR:
+def reference_gpr(
+    dataset: Dataset, kernel: gpflow.kernels.Kernel, noise: float
+) -> gpflow.models.GPR:
     """GPflow's exact GPR on the (duplicated) data with the constant mean our model centres on."""
     mean = float(np.mean(dataset.observations.numpy()))
     return gpflow.models.GPR(

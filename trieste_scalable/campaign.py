@@ -76,7 +76,9 @@ def build(
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
     kernel = gpflow.kernels.SquaredExponential(variance=kernel_variance, lengthscales=lengthscale)
-    dictionary = ExactDictionary() if algorithm == "gp-bucb" else RidgeLeverageSampler(2.0, seed=seed)
+    dictionary = (
+        ExactDictionary() if algorithm == "gp-bucb" else RidgeLeverageSampler(2.0, seed=seed)
+    )
     model = NystromGPR(
         kernel, noise_variance, data, dictionary=dictionary, fit_hyperparameters=fit_hyperparameters
     )

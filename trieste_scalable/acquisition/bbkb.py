@@ -246,9 +246,7 @@ class GPBUCB(_HallucinatedUCBRule):
         pool_size: int = 10_000,
         seed: int = 0,
     ):
-        super().__init__(
-            ProductStopping(ratio_threshold), width, max_batch_size, pool_size, seed
-        )
+        super().__init__(ProductStopping(ratio_threshold), width, max_batch_size, pool_size, seed)
 
     def _check_model(self, model: NystromGPR) -> None:
         super()._check_model(model)

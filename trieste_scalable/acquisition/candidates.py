@@ -1,4 +1,4 @@
-"""Candidate sets for the rules and the lazy (exact) argmin over in-batch lower confidence bounds."""
+"""Candidate sets for the rules, and the lazy (exact) argmin over in-batch lower bounds."""
 
 from __future__ import annotations
 

@@ -60,7 +60,9 @@ def validate_dataset(
             f"query_points must be [N, D] and observations [N, 1], got {x.shape} and {y.shape}"
         )
     if y.shape[1] != 1:
-        raise ValueError(f"this model has a single output: observations must be [N, 1], got {y.shape}")
+        raise ValueError(
+            f"this model has a single output: observations must be [N, 1], got {y.shape}"
+        )
     if x.shape[0] != y.shape[0]:
         raise ValueError(f"got {x.shape[0]} query points but {y.shape[0]} observations")
     if x.shape[0] == 0:

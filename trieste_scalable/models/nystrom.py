@@ -13,7 +13,6 @@ from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
 from trieste import logging
 from trieste.data import Dataset
-from trieste.models.utils import write_summary_kernel_parameters
 from trieste.models.interfaces import (
     SupportsGetKernel,
     SupportsGetObservationNoise,
@@ -21,6 +20,7 @@ from trieste.models.interfaces import (
     SupportsPredictY,
     TrainableProbabilisticModel,
 )
+from trieste.models.utils import write_summary_kernel_parameters
 
 from ..numerics import dtc
 from ..numerics.compiled import CompiledDTC
@@ -191,7 +191,9 @@ class NystromGPR(
             for variable, value in zip(variables, saved):
                 variable.assign(value)
             self._posterior, self._used_jitter = self._factorise(self._data, self._dictionary_index)
-            warnings.warn(f"hyperparameter fit failed ({error}); previous values restored")
+            warnings.warn(
+                f"hyperparameter fit failed ({error}); previous values restored", stacklevel=2
+            )
             return None
         return result
 
@@ -281,9 +283,7 @@ class NystromGPR(
         value = data.sums.sum() / data.counts.sum() if self._center else 0.0
         return tf.constant(value, dtype=self._dtype)
 
-    def _factorise(
-        self, data: ReplicatedData, index: np.ndarray
-    ) -> tuple[dtc.DTCPosterior, float]:
+    def _factorise(self, data: ReplicatedData, index: np.ndarray) -> tuple[dtc.DTCPosterior, float]:
         return dtc.build_posterior(
             self.compiled,
             tf.constant(data.inputs[index]),
@@ -310,8 +310,9 @@ class NystromGPR(
     def _evidence_arguments(self) -> tuple[tf.Tensor, ...]:
         data, post = self._data, self._require_posterior()
         assert data is not None
-        scale = float(np.mean(self._kernel(tf.constant(data.inputs[self._dictionary_index]),
-                                           full_cov=False)))
+        scale = float(
+            np.mean(self._kernel(tf.constant(data.inputs[self._dictionary_index]), full_cov=False))
+        )
         return (
             post.inducing,
             post.mask,
@@ -345,7 +346,8 @@ class NystromGPR(
 
     def __repr__(self) -> str:
         return (
-            f"NystromGPR(kernel={self._kernel.name}, noise_variance={float(self._noise.numpy()):g}, "
+            f"NystromGPR(kernel={self._kernel.name}, "
+            f"noise_variance={float(self._noise.numpy()):g}, "
             f"dictionary={self._policy!r}, fit_hyperparameters={self._fit})"
         )
 

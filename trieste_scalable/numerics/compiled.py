@@ -34,7 +34,9 @@ class CompiledDTC:
 
         def compile_(fn, *signature, xla=False):  # type: ignore[no-untyped-def]
             return tf.function(
-                partial(fn, kernel), input_signature=list(signature), jit_compile=xla and jit_compile
+                partial(fn, kernel),
+                input_signature=list(signature),
+                jit_compile=xla and jit_compile,
             )
 
         self.masked_gram = compile_(dtc.masked_gram, matrix, vector)
@@ -51,9 +53,7 @@ class CompiledDTC:
         self.extension_row = compile_(
             dtc.extension_row, matrix, matrix, vector, matrix, tf.TensorSpec([], tf.int32)
         )
-        self.rank_one = tf.function(
-            cholesky_rank_one_updates, input_signature=[matrix, matrix]
-        )
+        self.rank_one = tf.function(cholesky_rank_one_updates, input_signature=[matrix, matrix])
         self.evidence = compile_(
             sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
         )

@@ -245,9 +245,7 @@ def hallucinate(
             mask = tf.tensor_scatter_nd_update(mask, [[size]], tf.ones([1], dtype=mask.dtype))
             size += 1
     chol_v = ops.rank_one(state.chol_v, ops.embed(x, inducing, mask, chol_kss))
-    return replace(
-        state, inducing=inducing, mask=mask, chol_kss=chol_kss, chol_v=chol_v, size=size
-    )
+    return replace(state, inducing=inducing, mask=mask, chol_kss=chol_kss, chol_v=chol_v, size=size)
 
 
 def extension_row(

@@ -94,8 +94,12 @@ def rkhs_problem(
 
 
 def _trieste_problem(
-    name: str, fn: Callable[[tf.Tensor], tf.Tensor], dim: int, num_points: int,
-    noise_std: float, seed: int,
+    name: str,
+    fn: Callable[[tf.Tensor], tf.Tensor],
+    dim: int,
+    num_points: int,
+    noise_std: float,
+    seed: int,
 ) -> DiscreteProblem:
     points = np.random.default_rng(seed).uniform(size=(num_points, dim))
     values = fn(tf.constant(points)).numpy()[:, 0]
@@ -110,14 +114,10 @@ def get_problem(name: str, num_points: Optional[int] = None, seed: int = 0) -> D
     if name == "rkhs3":
         return rkhs_problem(num_points or 3_000, 3, num_centres=15, noise_std=0.1, seed=seed)
     if name == "hartmann6":
-        return _trieste_problem(
-            name, Hartmann6.objective, 6, num_points or 10_000, 0.5**0.5, seed
-        )
+        return _trieste_problem(name, Hartmann6.objective, 6, num_points or 10_000, 0.5**0.5, seed)
     if name == "shekel4":
         return _trieste_problem(name, Shekel4.objective, 4, num_points or 10_000, 0.1**0.5, seed)
-    raise ValueError(
-        f"unknown problem {name!r}: choose from rkhs8, rkhs3, hartmann6, shekel4"
-    )
+    raise ValueError(f"unknown problem {name!r}: choose from rkhs8, rkhs3, hartmann6, shekel4")
 
 
 PROBLEMS = ("rkhs8", "rkhs3", "hartmann6", "shekel4")
