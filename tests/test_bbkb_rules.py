@@ -102,6 +102,19 @@ def test_bbkb_batches_grow_and_respect_cap() -> None:
     assert state is not None and state.num_batches == 10
 
 
+@pytest.mark.parametrize("rule_class", [BBKB, GPBUCB])
+def test_batches_of_distinct_points_on_request(rule_class) -> None:  # type: ignore[no-untyped-def]
+    space, data = problem(7, num_points=300, num_initial=60)
+    model = make_model(data, noise=1.0, dictionary=ExactDictionary())
+    width = ConfidenceWidth("constant", beta=0.5)
+    repeated = rule_class(width=width).acquire_single(space, model, data)(None)[1]
+    distinct = rule_class(width=width, allow_repeats=False).acquire_single(space, model, data)(
+        None
+    )[1]
+    assert np.unique(repeated.numpy(), axis=0).shape[0] < repeated.shape[0]  # exploits by repeats
+    assert np.unique(distinct.numpy(), axis=0).shape[0] == distinct.shape[0]
+
+
 def test_global_local_batches_are_at_least_as_long_as_global() -> None:
     space, data = problem(4, num_initial=30)
     width = ConfidenceWidth("constant", beta=1.0)

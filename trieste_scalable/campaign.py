@@ -71,6 +71,7 @@ def build(
     max_batch_size: Optional[int],
     fit_hyperparameters: bool,
     seed: int,
+    allow_repeats: bool = True,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`)."""
     if algorithm not in ALGORITHMS:
@@ -84,13 +85,17 @@ def build(
     )
     rule: AcquisitionRule
     if algorithm == "bbkb":
-        rule = BBKB("global", width=width, max_batch_size=max_batch_size, seed=seed)
+        rule = BBKB("global", 2.0, width, max_batch_size, seed=seed, allow_repeats=allow_repeats)
     elif algorithm == "bbkb-local":
-        rule = BBKB("global_local", width=width, max_batch_size=max_batch_size, seed=seed)
+        rule = BBKB(
+            "global_local", 2.0, width, max_batch_size, seed=seed, allow_repeats=allow_repeats
+        )
     elif algorithm == "bkb":
         rule = BKB(width=width, seed=seed)
     elif algorithm == "gp-bucb":
-        rule = GPBUCB(width=width, max_batch_size=max_batch_size, seed=seed)
+        rule = GPBUCB(
+            width=width, max_batch_size=max_batch_size, seed=seed, allow_repeats=allow_repeats
+        )
     else:
         rule = RandomRule(batch_size, seed)
     return model, rule

@@ -64,6 +64,7 @@ class _HallucinatedUCBRule(
         max_batch_size: Optional[int],
         pool_size: int,
         seed: int,
+        allow_repeats: bool = True,
     ):
         if max_batch_size is not None and max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1 or None, got {max_batch_size}")
@@ -74,6 +75,7 @@ class _HallucinatedUCBRule(
         self._max_batch_size = max_batch_size
         self._pool_size = pool_size
         self._seed = seed
+        self._allow_repeats = allow_repeats
 
     @property
     def width(self) -> ConfidenceWidth:
@@ -137,10 +139,13 @@ class _HallucinatedUCBRule(
             chosen.append(index)
             information += self._width.information_term(variance if exact else s2_0[index], exact)
             stop = self._stopping.add(index, variance)
-            if stop or (self._max_batch_size is not None and len(chosen) >= self._max_batch_size):
+            full = len(chosen) >= (self._max_batch_size or np.inf)
+            if stop or full or (not self._allow_repeats and len(chosen) == len(mean)):
                 break
             posterior.add(tf.gather(candidates, [index]))
             lazy.invalidate()
+            if not self._allow_repeats:
+                lazy.exclude(index)
         stats = {
             "batch_size": len(chosen),
             "distinct_points": len(set(chosen)),
@@ -179,6 +184,9 @@ class BBKB(_HallucinatedUCBRule):
     :param pool_size: Candidate pool size on a ``Box`` (fresh pool each batch; a heuristic).
     :param local_switch: GlobalLocal's switch point, ``"immediate"`` or ``"after_next"``.
     :param seed: Seed for the candidate pools.
+    :param allow_repeats: Whether a batch may select a candidate again. Repeats are what the
+        algorithm does when a point's bound stays best after hallucination (under noise that is
+        deliberate); ``False`` gives batches of distinct points (the next-best point instead).
     """
 
     _name = "bbkb"
@@ -192,6 +200,7 @@ class BBKB(_HallucinatedUCBRule):
         pool_size: int = 10_000,
         local_switch: Literal["immediate", "after_next"] = "immediate",
         seed: int = 0,
+        allow_repeats: bool = True,
     ):
         rule: StoppingRule
         if stopping == "global":
@@ -201,7 +210,7 @@ class BBKB(_HallucinatedUCBRule):
         else:
             raise ValueError(f"stopping must be 'global' or 'global_local', got {stopping!r}")
         self.stopping = stopping
-        super().__init__(rule, width, max_batch_size, pool_size, seed)
+        super().__init__(rule, width, max_batch_size, pool_size, seed, allow_repeats)
 
     def __repr__(self) -> str:
         return (
@@ -234,6 +243,7 @@ class GPBUCB(_HallucinatedUCBRule):
     :math:`\\prod_s (1 + \\sigma^2_{s-1}(x_s)) > C`. Needs a model with ``ExactDictionary()``.
 
     :param ratio_threshold: :math:`C \\ge 1` (default 2).
+    :param allow_repeats: Whether a batch may select a candidate again (see :class:`BBKB`).
     """
 
     _name = "gp_bucb"
@@ -245,8 +255,10 @@ class GPBUCB(_HallucinatedUCBRule):
         max_batch_size: Optional[int] = None,
         pool_size: int = 10_000,
         seed: int = 0,
+        allow_repeats: bool = True,
     ):
-        super().__init__(ProductStopping(ratio_threshold), width, max_batch_size, pool_size, seed)
+        stopping = ProductStopping(ratio_threshold)
+        super().__init__(stopping, width, max_batch_size, pool_size, seed, allow_repeats)
 
     def _check_model(self, model: NystromGPR) -> None:
         super()._check_model(model)

@@ -65,7 +65,7 @@ class LazyArgmin:
         refresh: Callable[[np.ndarray], np.ndarray],
         block: int = 64,
     ):
-        self._mean = mean
+        self._mean = mean.copy()
         self._variance = np.maximum(variance, 0.0).copy()
         self._alpha = alpha
         self._refresh = refresh
@@ -81,10 +81,18 @@ class LazyArgmin:
         """Mark every score stale (after a hallucinated update)."""
         self._fresh[:] = False
 
+    def exclude(self, index: int) -> None:
+        """Never select ``index`` again (for batches of distinct points)."""
+        self._mean[index] = np.inf
+        self._scores[index] = np.inf
+        self._fresh[index] = True
+
     def argmin(self) -> tuple[int, float]:
         """Index of the exact current argmin and its current variance."""
         while True:
             best = int(np.argmin(self._scores))
+            if not np.isfinite(self._scores[best]):
+                raise ValueError("every candidate is excluded: the batch cannot grow")
             if self._fresh[best]:
                 return best, float(self._variance[best])
             stale = np.flatnonzero(~self._fresh)

@@ -54,8 +54,10 @@ class NystromGPR(
     trainable kernel parameters and the noise variance, unless ``fit_hyperparameters=False`` (the
     papers' setting).
 
-    The prior mean is constant: the mean of the observations if ``center_observations`` (the
-    papers assume zero mean; real objectives rarely are), else zero.
+    The prior mean is a constant: by default the mean of the observations of the first dataset
+    the model sees (the initial design), then held fixed. Later data concentrate near the
+    optimum, so re-centring on them would make unexplored regions look falsely promising. The
+    papers assume zero mean; pass ``prior_mean=0.0`` for that.
     """
 
     def __init__(
@@ -67,7 +69,7 @@ class NystromGPR(
         dictionary: Optional[DictionaryPolicy] = None,
         fit_hyperparameters: bool = True,
         max_optimizer_iterations: int = 100,
-        center_observations: bool = True,
+        prior_mean: Optional[float] = None,
         chunk_size: int = 2048,
         jitter: float = 1e-10,
         jit_compile: bool = False,
@@ -79,7 +81,7 @@ class NystromGPR(
         :param dictionary: Dictionary policy; default ``RidgeLeverageSampler(2.0)``.
         :param fit_hyperparameters: Whether :meth:`optimize` fits the hyperparameters.
         :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
-        :param center_observations: Use the observations' mean as the constant prior mean.
+        :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset.
         :param chunk_size: Candidates per compiled call; bounds memory in predictions.
         :param jitter: First relative jitter tried on the dictionary's kernel matrix.
         :param jit_compile: Compile candidate scoring with XLA.
@@ -94,7 +96,7 @@ class NystromGPR(
         self._policy = dictionary if dictionary is not None else RidgeLeverageSampler(2.0)
         self._fit = fit_hyperparameters
         self._max_iter = max_optimizer_iterations
-        self._center = center_observations
+        self._mean = prior_mean
         self._chunk_size = chunk_size
         self._jitter = jitter
         self._jit_compile = jit_compile
@@ -162,6 +164,8 @@ class NystromGPR(
         batch_start = self._marginals(previous, tf.constant(data.inputs))[1].numpy()
         index = np.sort(self._policy.select(data.counts, batch_start))
         posterior, used = self._factorise(data, index)
+        if self._mean is None:
+            self._mean = float(self._prior_mean(data))
         self._data, self._dictionary_index = data, index
         self._posterior, self._used_jitter = posterior, used
         self._resparsification_seconds = time.perf_counter() - start
@@ -280,8 +284,10 @@ class NystromGPR(
         )
 
     def _prior_mean(self, data: ReplicatedData) -> tf.Tensor:
-        value = data.sums.sum() / data.counts.sum() if self._center else 0.0
-        return tf.constant(value, dtype=self._dtype)
+        """The constant prior mean, fixed by the first dataset unless given."""
+        if self._mean is None:
+            return tf.constant(data.sums.sum() / data.counts.sum(), dtype=self._dtype)
+        return tf.constant(self._mean, dtype=self._dtype)
 
     def _factorise(self, data: ReplicatedData, index: np.ndarray) -> tuple[dtc.DTCPosterior, float]:
         return dtc.build_posterior(
