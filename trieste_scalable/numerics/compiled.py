@@ -12,9 +12,9 @@ from functools import partial
 
 import tensorflow as tf
 
-from . import dtc
+from . import dtc, replicated
 from .evidence import sgpr_evidence
-from .linalg import cholesky_rank_one_updates
+from .linalg import cholesky_rank_one_update, cholesky_rank_one_updates
 
 
 class CompiledDTC:
@@ -60,8 +60,47 @@ class CompiledDTC:
 
     def tracing_counts(self) -> dict[str, int]:
         """Traces of each compiled function so far (tests assert these stay at one)."""
-        return {
-            name: fn.experimental_get_tracing_count()
-            for name, fn in vars(self).items()
-            if hasattr(fn, "experimental_get_tracing_count")
-        }
+        return _tracing_counts(self)
+
+
+class CompiledReplicated:
+    """Compiled numerics of the exact replicated-input GP for one kernel (traced once each)."""
+
+    def __init__(self, kernel: dtc.Kernel, dtype: tf.DType, jit_compile: bool = False):
+        matrix = tf.TensorSpec([None, None], dtype)
+        vector = tf.TensorSpec([None], dtype)
+        scalar = tf.TensorSpec([], dtype)
+        posterior = replicated.ReplicatedPosterior(matrix, matrix, vector, scalar)
+        self.kernel = kernel
+
+        def compile_(fn, *signature, xla=False):  # type: ignore[no-untyped-def]
+            return tf.function(
+                partial(fn, kernel),
+                input_signature=list(signature),
+                jit_compile=xla and jit_compile,
+            )
+
+        self.noisy_gram = compile_(replicated.noisy_gram, matrix, vector, scalar)
+        self.marginals = compile_(replicated.marginals, posterior, matrix, xla=True)
+        self.covariance = compile_(replicated.covariance, posterior, matrix)
+        self.append_input = compile_(replicated.append_input, matrix, matrix, matrix, scalar)
+        self.log_marginal_likelihood = compile_(
+            replicated.log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
+        )
+        self.information_gain = compile_(replicated.information_gain, matrix, vector, scalar)
+        self.weights = tf.function(replicated.weights, input_signature=[matrix, vector, scalar])
+        self.downdate = tf.function(
+            partial(cholesky_rank_one_update, downdate=True), input_signature=[matrix, vector]
+        )
+
+    def tracing_counts(self) -> dict[str, int]:
+        """Traces of each compiled function so far (tests assert these stay at one)."""
+        return _tracing_counts(self)
+
+
+def _tracing_counts(owner: object) -> dict[str, int]:
+    return {
+        name: fn.experimental_get_tracing_count()
+        for name, fn in vars(owner).items()
+        if hasattr(fn, "experimental_get_tracing_count")
+    }

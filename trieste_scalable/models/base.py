@@ -1,0 +1,254 @@
+"""What :class:`NystromGPR` and :class:`ReplicatedGPR` share: the Trieste protocol surface over a
+single-output GP whose data are kept as unique inputs with counts (template methods for the
+posterior itself)."""
+
+from __future__ import annotations
+
+import warnings
+from abc import ABC, abstractmethod
+from typing import Any, Callable, Optional
+
+import gpflow
+import tensorflow as tf
+from check_shapes import inherit_check_shapes
+from gpflow.utilities import positive
+from trieste import logging
+from trieste.data import Dataset
+from trieste.models.interfaces import (
+    SupportsGetKernel,
+    SupportsGetObservationNoise,
+    SupportsPredictJoint,
+    SupportsPredictY,
+    TrainableProbabilisticModel,
+)
+from trieste.models.utils import write_summary_kernel_parameters
+
+from ..numerics.linalg import CholeskyError, chunked_map, jittered_cholesky
+from .data import ReplicatedData, aggregate, validate_dataset
+
+
+class ReplicatedGPBase(
+    TrainableProbabilisticModel,
+    SupportsPredictJoint,
+    SupportsPredictY,
+    SupportsGetKernel,
+    SupportsGetObservationNoise,
+    ABC,
+):
+    """Base of the package's GP models (see the subclasses for the posterior they use).
+
+    :param kernel: Any GPflow kernel (its parameters fix the model's dtype).
+    :param noise_variance: :math:`\\lambda > 0`, the noise variance (the papers' regulariser).
+    :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset's
+        observations (the initial design) and keeps it: later data concentrate near the optimum,
+        so re-centring on them would make unexplored regions look falsely promising.
+    :param fit_hyperparameters: Whether :meth:`optimize` fits the trainable hyperparameters.
+    :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
+    :param chunk_size: Query points per compiled call; bounds memory in predictions.
+    """
+
+    _log_name = "model"
+
+    def __init__(
+        self,
+        kernel: gpflow.kernels.Kernel,
+        noise_variance: float,
+        *,
+        prior_mean: Optional[float],
+        fit_hyperparameters: bool,
+        max_optimizer_iterations: int,
+        chunk_size: int,
+    ):
+        if not noise_variance > 0:
+            raise ValueError(f"noise_variance must be positive, got {noise_variance}")
+        if chunk_size <= 0:
+            raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        self._kernel = kernel
+        parameters = list(kernel.parameters)
+        self._dtype: tf.DType = tf.as_dtype(
+            parameters[0].dtype if parameters else gpflow.default_float()
+        )
+        self._noise = gpflow.Parameter(noise_variance, transform=positive(1e-12), dtype=self._dtype)
+        self._mean = prior_mean
+        self._fit = fit_hyperparameters
+        self._max_iter = max_optimizer_iterations
+        self._chunk_size = chunk_size
+        self._data: Optional[ReplicatedData] = None
+        self._ops: Any = None
+
+    # ----------------------------------------------------------------- template methods
+    @abstractmethod
+    def _absorb(self, data: ReplicatedData) -> None:
+        """Condition on ``data`` (all evaluations so far); must only assign once it succeeded."""
+
+    @abstractmethod
+    def _refactorise(self) -> None:
+        """Recompute the posterior for the current data after a hyperparameter change."""
+
+    @abstractmethod
+    def _objective(self) -> Callable[[], tf.Tensor]:
+        """A closure returning the quantity :meth:`optimize` maximises."""
+
+    @abstractmethod
+    def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Mean and latent variance [N] at the rows of one chunk ``x`` [N, D]."""
+
+    @abstractmethod
+    def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
+        """Latent covariance [N, N] of the rows of ``x`` [N, D]."""
+
+    @abstractmethod
+    def _make_compiled(self) -> Any:
+        """Build the compiled numerics (deep copies and pickles drop and rebuild them)."""
+
+    def _log_extra(self) -> None:
+        """Subclass-specific TensorBoard scalars (inside an active writer context)."""
+
+    # ----------------------------------------------------------------- properties
+    @property
+    def dtype(self) -> tf.DType:
+        return self._dtype
+
+    @property
+    def num_unique_points(self) -> int:
+        return 0 if self._data is None else int(self._data.counts.size)
+
+    @property
+    def data(self) -> Optional[ReplicatedData]:
+        """The sufficient statistics the model conditions on."""
+        return self._data
+
+    @property
+    def compiled(self) -> Any:
+        """This model's compiled numerics (built on first use, rebuilt after a copy)."""
+        if self._ops is None:
+            self._ops = self._make_compiled()
+        return self._ops
+
+    def get_kernel(self) -> gpflow.kernels.Kernel:
+        return self._kernel
+
+    def get_observation_noise(self) -> tf.Tensor:
+        return tf.convert_to_tensor(self._noise)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_ops"] = None  # compiled functions cannot be copied; rebuilt on demand
+        return state
+
+    # ----------------------------------------------------------------- Trieste protocol
+    def update(self, dataset: Dataset) -> None:
+        """Condition on ``dataset`` (all evaluations so far).
+
+        Validation happens before anything changes: on NaN/inf observations, wrong shapes or
+        dtypes, or an empty dataset this raises and the model is left as it was.
+        """
+        input_dim = None if self._data is None else self._data.inputs.shape[1]
+        x, y = validate_dataset(dataset, self._dtype, input_dim)
+        data = aggregate(x, y)
+        self._absorb(data)
+        if self._mean is None:
+            self._mean = float(data.sums.sum() / data.counts.sum())
+
+    def optimize(self, dataset: Dataset) -> Optional[Any]:
+        """Fit the trainable hyperparameters (L-BFGS-B on :meth:`_objective`).
+
+        ``dataset`` must be the one last passed to :meth:`update` (Trieste always does this).
+        If the fit fails numerically, the previous hyperparameters are restored with a warning.
+        """
+        if not self._fit or self._data is None:
+            return None
+        variables = list(self._kernel.trainable_variables) + list(self._noise.trainable_variables)
+        if not variables:
+            return None
+        saved = [v.numpy() for v in variables]
+        objective = self._objective()
+        try:
+            result = gpflow.optimizers.Scipy().minimize(
+                lambda: -objective(), variables, compile=False, options={"maxiter": self._max_iter}
+            )
+            self._refactorise()
+        except (CholeskyError, tf.errors.InvalidArgumentError) as error:
+            for variable, value in zip(variables, saved):
+                variable.assign(value)
+            self._refactorise()
+            warnings.warn(
+                f"hyperparameter fit failed ({error}); previous values restored", stacklevel=2
+            )
+            return None
+        return result
+
+    @inherit_check_shapes
+    def predict(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        flat = self._flatten(query_points)
+        mean, var = chunked_map(self._latent_marginals, flat, self._chunk_size)
+        shape = tf.concat([tf.shape(query_points)[:-1], [1]], axis=0)
+        return tf.reshape(mean, shape), tf.reshape(var, shape)
+
+    @inherit_check_shapes
+    def predict_y(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        mean, var = self.predict(query_points)
+        return mean, var + self.get_observation_noise()
+
+    @inherit_check_shapes
+    def predict_joint(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        x = self._check_points(query_points)
+        batch_shape = tf.shape(x)[:-2]
+        flat = tf.reshape(x, [-1, x.shape[-2], x.shape[-1]])
+        cov = tf.map_fn(self._latent_covariance, flat)
+        mean = tf.map_fn(lambda pts: self._latent_marginals(pts)[0], flat)
+        num = tf.shape(x)[-2]
+        mean = tf.reshape(mean, tf.concat([batch_shape, [num, 1]], axis=0))
+        cov = tf.reshape(cov, tf.concat([batch_shape, [1, num, num]], axis=0))
+        return mean, cov
+
+    @inherit_check_shapes
+    def sample(self, query_points: tf.Tensor, num_samples: int) -> tf.Tensor:
+        mean, cov = self.predict_joint(query_points)  # [..., N, 1], [..., 1, N, N]
+        chol, _ = jittered_cholesky(cov[..., 0, :, :], 1e-12)
+        draws = tf.random.normal(
+            tf.concat([tf.shape(mean)[:-2], [num_samples, tf.shape(mean)[-2]]], axis=0),
+            dtype=self._dtype,
+        )  # [..., S, N]
+        samples = mean[..., None, :, 0] + tf.linalg.matvec(chol[..., None, :, :], draws)
+        return samples[..., None]
+
+    def log(self, dataset: Optional[Dataset] = None) -> None:
+        """Log unique points, noise, kernel parameters and the subclass's own summaries."""
+        writer = logging.get_tensorboard_writer()
+        if writer is None or self._data is None:
+            return
+        with writer.as_default(step=logging.get_step_number()):
+            logging.scalar(f"{self._log_name}/unique_points", self.num_unique_points)
+            logging.scalar(f"{self._log_name}/evaluations", self._data.num_evaluations)
+            logging.scalar(f"{self._log_name}/noise_variance", self._noise.numpy())
+            write_summary_kernel_parameters(self._kernel)
+            self._log_extra()
+
+    # ----------------------------------------------------------------- helpers
+    def _require_data(self) -> ReplicatedData:
+        if self._data is None:
+            raise ValueError(f"{type(self).__name__} has no data yet: call update(dataset) first")
+        return self._data
+
+    def _prior_mean(self, data: ReplicatedData) -> tf.Tensor:
+        """The constant prior mean, fixed by the first dataset unless given."""
+        if self._mean is None:
+            return tf.constant(data.sums.sum() / data.counts.sum(), dtype=self._dtype)
+        return tf.constant(self._mean, dtype=self._dtype)
+
+    def _check_points(self, query_points: tf.Tensor) -> tf.Tensor:
+        self._require_data()
+        x = tf.convert_to_tensor(query_points)
+        if x.dtype != self._dtype:
+            raise TypeError(f"query_points must have dtype {self._dtype.name}, got {x.dtype}")
+        assert self._data is not None
+        if x.shape[-1] != self._data.inputs.shape[1]:
+            raise ValueError(
+                f"query_points must have {self._data.inputs.shape[1]} columns, got {x.shape[-1]}"
+            )
+        return x
+
+    def _flatten(self, query_points: tf.Tensor) -> tf.Tensor:
+        x = self._check_points(query_points)
+        return tf.reshape(x, [-1, x.shape[-1]])

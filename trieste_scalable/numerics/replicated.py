@@ -1,0 +1,142 @@
+r"""Exact GP over unique inputs with replication counts (MINI-META, spec minimeta.md §1.1).
+
+With unique inputs :math:`U` (q rows), counts :math:`n_i`, averaged observations
+:math:`\bar y_i` and constant prior mean :math:`c`, the exact posterior on all evaluations is the
+heteroscedastic GP with one pseudo-observation per unique input and noise :math:`\lambda/n_i`:
+
+.. math::
+    M = K_U + \lambda\,\mathrm{diag}(1/n) = L L^T, \qquad \alpha = M^{-1}(\bar y - c)
+
+    \mu(x) = c + k(x, U)\alpha, \qquad \sigma^2(x) = k(x, x) - \|L^{-1} k(U, x)\|^2
+
+An epoch of B more evaluations at one input changes :math:`M` by a rank-one downdate of one
+diagonal entry (a repeated input) or appends one row (a new input): O(q^2) either way.
+
+The log marginal likelihood of all t evaluations (spec errata 1), with
+:math:`B = I + W^{1/2} K_U W^{1/2}/\lambda = L_B L_B^T` (eigenvalues >= 1, stable),
+:math:`c_B = L_B^{-1} W^{1/2}(\bar y - c)` and the within-replicate sum of squares SSW:
+
+.. math::
+    \log p(y) = -\frac{\mathrm{SSW} + c_B^T c_B}{2\lambda} - \sum_i \log L_{B,ii}
+        - \frac t2 \log(2\pi\lambda)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import tensorflow as tf
+from check_shapes import check_shapes
+
+from .dtc import Kernel
+
+
+class ReplicatedPosterior(NamedTuple):
+    """Factorised exact posterior over unique inputs.
+
+    :ivar inputs: Unique inputs [q, D].
+    :ivar chol: Cholesky factor of :math:`M = K_U + \\lambda\\,\\mathrm{diag}(1/n)` [q, q].
+    :ivar alpha: :math:`M^{-1}(\\bar y - c)` [q].
+    :ivar mean: Constant prior mean :math:`c` [].
+    """
+
+    inputs: tf.Tensor
+    chol: tf.Tensor
+    alpha: tf.Tensor
+    mean: tf.Tensor
+
+
+@check_shapes("inputs: [q, D]", "counts: [q]", "return: [q, q]")
+def noisy_gram(kernel: Kernel, inputs: tf.Tensor, counts: tf.Tensor, noise: tf.Tensor) -> tf.Tensor:
+    """:math:`M = K_U + \\lambda\\,\\mathrm{diag}(1/n)`."""
+    return kernel(inputs, inputs) + tf.linalg.diag(noise / counts)
+
+
+@check_shapes("chol: [q, q]", "means: [q]", "return: [q]")
+def weights(chol: tf.Tensor, means: tf.Tensor, mean: tf.Tensor) -> tf.Tensor:
+    """:math:`\\alpha = M^{-1}(\\bar y - c)`."""
+    return tf.linalg.cholesky_solve(chol, (means - mean)[:, None])[:, 0]
+
+
+@check_shapes("x: [N, D]", "return[0]: [N]", "return[1]: [N]")
+def marginals(
+    kernel: Kernel, posterior: ReplicatedPosterior, x: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """Posterior mean and latent variance at each row of ``x``."""
+    kux = kernel(posterior.inputs, x)  # [q, N]
+    projected = tf.linalg.triangular_solve(posterior.chol, kux, lower=True)  # [q, N]
+    variance = kernel(x, full_cov=False) - tf.reduce_sum(projected**2, axis=0)
+    mean = posterior.mean + tf.linalg.matvec(kux, posterior.alpha, transpose_a=True)
+    return mean, tf.maximum(variance, 0.0)
+
+
+@check_shapes("x: [N, D]", "return: [N, N]")
+def covariance(kernel: Kernel, posterior: ReplicatedPosterior, x: tf.Tensor) -> tf.Tensor:
+    """Joint posterior covariance of the rows of ``x``."""
+    projected = tf.linalg.triangular_solve(posterior.chol, kernel(posterior.inputs, x), lower=True)
+    return kernel(x, x) - tf.matmul(projected, projected, transpose_a=True)
+
+
+@check_shapes("inputs: [q, D]", "x: [1, D]", "chol: [q, q]", "return: [q1, q1]")
+def append_input(
+    kernel: Kernel,
+    inputs: tf.Tensor,
+    chol: tf.Tensor,
+    x: tf.Tensor,
+    noise_over_count: tf.Tensor,
+) -> tf.Tensor:
+    """Cholesky factor of :math:`M` with a new input ``x`` observed with noise ``noise/count``
+    (O(q^2)): the new row is :math:`[L^{-1}k(U, x);\\ \\sqrt{k(x,x) + \\lambda/n - \\|l\\|^2}]`."""
+    row = tf.linalg.triangular_solve(chol, kernel(inputs, x), lower=True)[:, 0]  # [q]
+    corner = tf.sqrt(kernel(x, full_cov=False)[0] + noise_over_count - tf.reduce_sum(row**2))
+    q = tf.shape(chol)[0]
+    top = tf.concat([chol, tf.zeros([q, 1], dtype=chol.dtype)], axis=1)
+    bottom = tf.concat([row, corner[None]], axis=0)[None, :]
+    return tf.concat([top, bottom], axis=0)
+
+
+@check_shapes(
+    "inputs: [q, D]",
+    "counts: [q]",
+    "means: [q]",
+    "return: []",
+)
+def log_marginal_likelihood(
+    kernel: Kernel,
+    inputs: tf.Tensor,
+    counts: tf.Tensor,
+    means: tf.Tensor,
+    within_ss: tf.Tensor,
+    noise: tf.Tensor,
+    mean: tf.Tensor,
+) -> tf.Tensor:
+    """Exact log likelihood of every evaluation from sufficient statistics (spec errata 1).
+
+    :param within_ss: Within-replicate sum of squares :math:`\\sum_i\\sum_j (y_{ij} - \\bar
+        y_i)^2` [].
+    """
+    root = tf.sqrt(counts)
+    b = tf.eye(tf.shape(inputs)[0], dtype=inputs.dtype) + (
+        root[:, None] * kernel(inputs, inputs) * root[None, :] / noise
+    )
+    chol = tf.linalg.cholesky(b)
+    c = tf.linalg.triangular_solve(chol, (root * (means - mean))[:, None], lower=True)[:, 0]
+    total = tf.reduce_sum(counts)
+    return (
+        -(within_ss + tf.reduce_sum(c**2)) / (2.0 * noise)
+        - tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)))
+        - 0.5 * total * tf.math.log(2.0 * math.pi * noise)
+    )
+
+
+@check_shapes("inputs: [q, D]", "counts: [q]", "return: []")
+def information_gain(
+    kernel: Kernel, inputs: tf.Tensor, counts: tf.Tensor, noise: tf.Tensor
+) -> tf.Tensor:
+    """:math:`\\log\\det(I + K_t/\\lambda) = \\log\\det(I + W^{1/2} K_U W^{1/2}/\\lambda)`."""
+    root = tf.sqrt(counts)
+    b = tf.eye(tf.shape(inputs)[0], dtype=inputs.dtype) + (
+        root[:, None] * kernel(inputs, inputs) * root[None, :] / noise
+    )
+    return 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(tf.linalg.cholesky(b))))
