@@ -133,7 +133,9 @@ def test_fixed_hyperparameters_are_not_fitted() -> None:
 
 def test_empty_dictionary_is_the_prior() -> None:
     model = exact_model(replicated_dataset(0))
-    posterior = dtc.prior_posterior(2, 1, tf.constant(NOISE, tf.float64), tf.constant(0.7, tf.float64))
+    posterior = dtc.prior_posterior(
+        2, 1, tf.constant(NOISE, tf.float64), tf.constant(0.7, tf.float64)
+    )
     x = tf.constant(np.random.default_rng(1).uniform(size=(4, 2)))
     mean, var = model._marginals(posterior, x)
     np.testing.assert_allclose(var, 1.0 / NOISE)  # k(x, x)/lambda

@@ -23,6 +23,8 @@ class ReplicatedData:
     :ivar counts: Evaluations of each unique input [n].
     :ivar sums: Sum of the observations at each unique input [n].
     :ivar sum_squares: Sum of the squared observations over all evaluations.
+    :ivar within_sum_squares: :math:`\\sum_i \\sum_j (y_{ij} - \bar y_i)^2`, computed by two
+        passes (stable, unlike :math:`\\sum y^2 - n \bar y^2`).
     :ivar first_index: Row of the dataset where each unique input first appears [n].
     """
 
@@ -30,6 +32,7 @@ class ReplicatedData:
     counts: np.ndarray
     sums: np.ndarray
     sum_squares: float
+    within_sum_squares: float
     first_index: np.ndarray
 
     @property
@@ -91,10 +94,12 @@ def aggregate(x: np.ndarray, y: np.ndarray) -> ReplicatedData:
     groups = rank[inverse]
     counts = np.bincount(groups, minlength=order.size).astype(x.dtype)
     sums = np.bincount(groups, weights=y[:, 0], minlength=order.size).astype(x.dtype)
+    residuals = y[:, 0] - (sums / counts)[groups]
     return ReplicatedData(
         inputs=unique[order],
         counts=counts,
         sums=sums,
         sum_squares=float(np.sum(y[:, 0] ** 2)),
+        within_sum_squares=float(np.sum(residuals**2)),
         first_index=first_index[order],
     )
