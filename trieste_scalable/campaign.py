@@ -24,7 +24,7 @@ from .acquisition import BBKB, BKB, GPBUCB, ConfidenceWidth
 from .models import ExactDictionary, NystromGPR, RidgeLeverageSampler
 from .problems import DiscreteProblem
 
-ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "random")
+ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "mini-ucb", "mini-ei", "random")
 
 
 @dataclass

@@ -93,6 +93,27 @@ def rkhs_problem(
     return DiscreteProblem(f"rkhs{dim}d", points, values, noise_std)
 
 
+def grid_problem(
+    points_per_dim: int = 22,
+    dim: int = 3,
+    num_centres: int = 15,
+    lengthscale: float = 0.25,
+    noise_std: float = 0.1,
+    seed: int = 0,
+) -> DiscreteProblem:
+    """An RKHS function (as :func:`rkhs_problem`) on a regular grid of ``points_per_dim**dim``
+    points in [0, 1]^dim: the MINI-META paper's synthetic setting uses a 22^3 grid."""
+    axes = [np.linspace(0.0, 1.0, points_per_dim)] * dim
+    points = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, dim)
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(size=(num_centres, dim))
+    weights = rng.normal(size=num_centres)
+    sq_dist = ((points[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
+    raw = np.exp(-sq_dist / (2 * lengthscale**2)) @ weights
+    values = (raw - raw.min()) / (raw.max() - raw.min())
+    return DiscreteProblem(f"grid{points_per_dim}^{dim}", points, values, noise_std)
+
+
 def _trieste_problem(
     name: str,
     fn: Callable[[tf.Tensor], tf.Tensor],
@@ -108,11 +129,14 @@ def _trieste_problem(
 
 def get_problem(name: str, num_points: Optional[int] = None, seed: int = 0) -> DiscreteProblem:
     """A built-in problem by name: ``rkhs8`` (default 20,000 points), ``rkhs3`` (3,000),
+    ``grid3`` (a 22^3 grid, noise std 0.1),
     ``hartmann6`` (10,000, noise 0.5 std as in S-GP-TS) or ``shekel4`` (10,000)."""
     if name == "rkhs8":
         return rkhs_problem(num_points or 20_000, 8, seed=seed)
     if name == "rkhs3":
         return rkhs_problem(num_points or 3_000, 3, num_centres=15, noise_std=0.1, seed=seed)
+    if name == "grid3":
+        return grid_problem(22, 3, seed=seed)
     if name == "hartmann6":
         return _trieste_problem(name, Hartmann6.objective, 6, num_points or 10_000, 0.5**0.5, seed)
     if name == "shekel4":
@@ -120,4 +144,4 @@ def get_problem(name: str, num_points: Optional[int] = None, seed: int = 0) -> D
     raise ValueError(f"unknown problem {name!r}: choose from rkhs8, rkhs3, hartmann6, shekel4")
 
 
-PROBLEMS = ("rkhs8", "rkhs3", "hartmann6", "shekel4")
+PROBLEMS = ("rkhs8", "rkhs3", "grid3", "hartmann6", "shekel4")
