@@ -101,9 +101,10 @@ def show(name: str, row: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--head-budget", type=int, default=None, help="T of part A")
     args = parser.parse_args()
     problem = grid_problem(22, 3)
-    head = 600 if args.quick else 3000
+    head = args.head_budget or (600 if args.quick else 3000)
     print(f"== A. T={head} on {len(problem.points)} grid candidates, d=3, noise std 0.1 ==")
     rows = {}
     names = [
