@@ -9,6 +9,7 @@ Compiled functions cannot be deep-copied or pickled: owners rebuild this object 
 from __future__ import annotations
 
 from functools import partial
+from typing import Any, Callable
 
 import tensorflow as tf
 
@@ -31,14 +32,7 @@ class CompiledDTC:
         scalar = tf.TensorSpec([], dtype)
         posterior = dtc.DTCPosterior(matrix, vector, matrix, matrix, vector, scalar, scalar)
         self.kernel = kernel
-
-        def compile_(fn, *signature, xla=False):  # type: ignore[no-untyped-def]
-            return tf.function(
-                partial(fn, kernel),
-                input_signature=list(signature),
-                jit_compile=xla and jit_compile,
-            )
-
+        compile_ = _compiler(kernel, jit_compile)
         self.masked_gram = compile_(dtc.masked_gram, matrix, vector)
         self.embed = compile_(dtc.embed, matrix, matrix, vector, matrix)
         self.marginals = compile_(dtc.marginals, posterior, matrix, xla=True)
@@ -72,14 +66,7 @@ class CompiledReplicated:
         scalar = tf.TensorSpec([], dtype)
         posterior = replicated.ReplicatedPosterior(matrix, matrix, vector, scalar)
         self.kernel = kernel
-
-        def compile_(fn, *signature, xla=False):  # type: ignore[no-untyped-def]
-            return tf.function(
-                partial(fn, kernel),
-                input_signature=list(signature),
-                jit_compile=xla and jit_compile,
-            )
-
+        compile_ = _compiler(kernel, jit_compile)
         self.noisy_gram = compile_(replicated.noisy_gram, matrix, vector, scalar)
         self.marginals = compile_(replicated.marginals, posterior, matrix, xla=True)
         self.covariance = compile_(replicated.covariance, posterior, matrix)
@@ -96,6 +83,18 @@ class CompiledReplicated:
     def tracing_counts(self) -> dict[str, int]:
         """Traces of each compiled function so far (tests assert these stay at one)."""
         return _tracing_counts(self)
+
+
+def _compiler(kernel: dtc.Kernel, jit_compile: bool) -> Callable[..., Any]:
+    """``compile_(fn, *signature, xla=False)``: ``fn`` with the kernel bound, compiled once for
+    ``signature`` (with XLA if both ``xla`` and ``jit_compile``)."""
+
+    def compile_(fn: Callable[..., Any], *signature: Any, xla: bool = False) -> Any:
+        return tf.function(
+            partial(fn, kernel), input_signature=list(signature), jit_compile=xla and jit_compile
+        )
+
+    return compile_
 
 
 def _tracing_counts(owner: object) -> dict[str, int]:

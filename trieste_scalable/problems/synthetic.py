@@ -85,12 +85,19 @@ def rkhs_problem(
     """
     rng = np.random.default_rng(seed)
     points = rng.uniform(size=(num_points, dim))
-    centres = rng.uniform(size=(num_centres, dim))
+    values = _rkhs_values(points, num_centres, lengthscale, rng)
+    return DiscreteProblem(f"rkhs{dim}d", points, values, noise_std)
+
+
+def _rkhs_values(
+    points: np.ndarray, num_centres: int, lengthscale: float, rng: np.random.Generator
+) -> np.ndarray:
+    """A random sum of squared-exponential bumps at ``points``, rescaled to [0, 1]."""
+    centres = rng.uniform(size=(num_centres, points.shape[1]))
     weights = rng.normal(size=num_centres)
     sq_dist = ((points[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
     raw = np.exp(-sq_dist / (2 * lengthscale**2)) @ weights
-    values = (raw - raw.min()) / (raw.max() - raw.min())
-    return DiscreteProblem(f"rkhs{dim}d", points, values, noise_std)
+    return (raw - raw.min()) / (raw.max() - raw.min())
 
 
 def grid_problem(
@@ -105,12 +112,7 @@ def grid_problem(
     points in [0, 1]^dim: the MINI-META paper's synthetic setting uses a 22^3 grid."""
     axes = [np.linspace(0.0, 1.0, points_per_dim)] * dim
     points = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, dim)
-    rng = np.random.default_rng(seed)
-    centres = rng.uniform(size=(num_centres, dim))
-    weights = rng.normal(size=num_centres)
-    sq_dist = ((points[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
-    raw = np.exp(-sq_dist / (2 * lengthscale**2)) @ weights
-    values = (raw - raw.min()) / (raw.max() - raw.min())
+    values = _rkhs_values(points, num_centres, lengthscale, np.random.default_rng(seed))
     return DiscreteProblem(f"grid{points_per_dim}^{dim}", points, values, noise_std)
 
 
