@@ -224,13 +224,20 @@ def plot(rows: dict, curves: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--parts", default="abc", help="which parts to run, e.g. 'ab'")
     args = parser.parse_args()
     tf.random.set_seed(0)
     noise = KERNEL_VARIANCE  # lambda / kappa^2 = 1: the theorems' regime
     small_noise = NOISE_STD**2  # lambda = xi^2: the Bayesian regime
     problem = rkhs_problem(10_000, 8, lengthscale=LENGTHSCALE, noise_std=NOISE_STD, seed=1)
-    rows = part_a(problem, 200 if args.quick else 600, noise)
-    part_b(problem, 500 if args.quick else 2000, noise)
+    rows: dict = {}
+    for lam in (noise, small_noise):
+        if "a" in args.parts:
+            rows = part_a(problem, 200 if args.quick else 600, lam)
+        if "b" in args.parts:
+            part_b(problem, 500 if args.quick else 2000, lam)
+    if "c" not in args.parts:
+        return
     big = 2000 if args.quick else 10_000
     regimes = [
         ("lambda=kappa^2, beta=2", noise, ConfidenceWidth("constant", beta=2.0), big),

@@ -110,3 +110,16 @@ def test_traced_once_over_many_epochs() -> None:
         model.update(data)
         model.predict(tf.constant(rng.uniform(size=(7, 2))))
     assert all(count <= 1 for count in model.compiled.tracing_counts().values())
+
+
+def test_float32_model() -> None:
+    with gpflow.config.as_context(gpflow.config.Config(float=np.float32)):
+        kernel = se_kernel()
+        data = replicated_dataset(0, dtype=np.float32)
+        model = ReplicatedGPR(kernel, NOISE, data, fit_hyperparameters=False, jitter=1e-6)
+        mean, var = model.predict(data.query_points[:5])
+    assert mean.dtype == tf.float32 and var.dtype == tf.float32
+    reference = reference_gpr(replicated_dataset(0), se_kernel(), NOISE)
+    np.testing.assert_allclose(
+        mean, reference.predict_f(replicated_dataset(0).query_points[:5])[0], rtol=1e-2, atol=1e-3
+    )
