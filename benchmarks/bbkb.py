@@ -27,10 +27,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import gpflow  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from common import FixedGPR  # noqa: E402
 from trieste.acquisition import Fantasizer, NegativeLowerConfidenceBound  # noqa: E402
 from trieste.acquisition.rule import EfficientGlobalOptimization  # noqa: E402
 from trieste.data import Dataset  # noqa: E402
-from trieste.models.gpflow import GaussianProcessRegression  # noqa: E402
 
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaign import CampaignResult, build, run_campaign  # noqa: E402
@@ -40,13 +40,6 @@ OUT = Path(__file__).parent / "out"
 LENGTHSCALE = 1.0
 KERNEL_VARIANCE = 0.05
 NOISE_STD = 0.05
-
-
-class FixedGPR(GaussianProcessRegression):
-    """Trieste's GPR wrapper with the hyperparameters held fixed (as for our models)."""
-
-    def optimize(self, dataset: Dataset) -> None:
-        return None
 
 
 def kernel() -> gpflow.kernels.Kernel:

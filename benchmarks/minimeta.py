@@ -28,10 +28,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import gpflow  # noqa: E402
 import numpy as np  # noqa: E402
+from common import FixedGPR  # noqa: E402
 from trieste.acquisition import NegativeLowerConfidenceBound  # noqa: E402
 from trieste.acquisition.rule import EfficientGlobalOptimization  # noqa: E402
 from trieste.data import Dataset  # noqa: E402
-from trieste.models.gpflow import GaussianProcessRegression  # noqa: E402
 
 from trieste_scalable.acquisition import BBKB, ConfidenceWidth, MiniGPEI, MiniGPUCB  # noqa: E402
 from trieste_scalable.campaign import run_campaign  # noqa: E402
@@ -39,13 +39,6 @@ from trieste_scalable.models import NystromGPR, ReplicatedGPR, RidgeLeverageSamp
 from trieste_scalable.problems import DiscreteProblem, grid_problem  # noqa: E402
 
 NOISE = 0.01
-
-
-class FixedGPR(GaussianProcessRegression):
-    """Trieste's GPR wrapper with the hyperparameters held fixed (as for our models)."""
-
-    def optimize(self, dataset: Dataset) -> None:
-        return None
 
 
 def kernel() -> gpflow.kernels.Kernel:
