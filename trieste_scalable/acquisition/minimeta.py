@@ -76,18 +76,23 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
         self._budget = budget
         self._num_initial_samples = num_initial_samples
 
-    def _scores(self, model: Any, x: tf.Tensor, evaluations: int, information: float) -> tf.Tensor:
-        """Scores [N] to minimise at candidates ``x`` [N, D]."""
+    def _scores(self, mean: tf.Tensor, variance: tf.Tensor, beta: float) -> tf.Tensor:
+        """Scores [N] to minimise from the posterior mean and latent variance [N]."""
         raise NotImplementedError
 
-    def _beta(self, model: Any, num_candidates: int, evaluations: int) -> tuple[float, float]:
-        """(beta, information gain) at the epoch start."""
+    def _beta(self, model: Any, num_candidates: int, evaluations: int) -> float:
+        """The width at the epoch start."""
         raise NotImplementedError
 
     def _epoch_start(
-        self, search_space: SearchSpace, model: Any, dataset: Optional[Dataset]
+        self,
+        search_space: SearchSpace,
+        model: Any,
+        dataset: Optional[Dataset],
+        candidate_mean: Optional[tf.Tensor],
     ) -> None:
-        """Hook for quantities fixed for the epoch (EI's incumbent)."""
+        """Hook for quantities fixed for the epoch (EI's incumbent); ``candidate_mean`` [N] is
+        the posterior mean over a discrete candidate set, already computed for the scores."""
 
     def acquire(
         self,
@@ -106,10 +111,9 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
 
         def state_func(state: Optional[MiniMetaState]) -> tuple[MiniMetaState, TensorType]:
             state = state or MiniMetaState()
-            self._epoch_start(search_space, model, dataset)
             if self._budget is not None and state.evaluations >= self._budget:
                 raise ValueError(f"the budget of {self._budget} evaluations is spent")
-            point = self._best_point(search_space, model, evaluated)  # [1, D]
+            point = self._best_point(search_space, model, dataset, evaluated)  # [1, D]
             _, variance = model.predict(point)
             noise = float(tf.convert_to_tensor(model.get_observation_noise()))
             count = repeats(self.ratio_threshold, noise, float(variance[0, 0]))
@@ -129,20 +133,26 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
 
         return state_func
 
-    def _best_point(self, search_space: SearchSpace, model: Any, evaluated: int) -> tf.Tensor:
+    def _best_point(
+        self, search_space: SearchSpace, model: Any, dataset: Optional[Dataset], evaluated: int
+    ) -> tf.Tensor:
         if isinstance(search_space, DiscreteSearchSpace):
-            beta, info = self._beta(model, int(search_space.points.shape[0]), evaluated)
+            beta = self._beta(model, int(search_space.points.shape[0]), evaluated)
             self._epoch_beta = beta
-            scores = self._scores(model, search_space.points, evaluated, beta)
+            mean, variance = model.predict(search_space.points)  # one prediction per epoch
+            self._epoch_start(search_space, model, dataset, mean[:, 0])
+            scores = self._scores(mean[:, 0], variance[:, 0], beta)
             return tf.gather(search_space.points, [int(tf.argmin(scores))])
         if isinstance(search_space, Box):
             # heuristic: no guarantee on continuous spaces (spec minimeta.md §2, limitations)
-            beta, info = self._beta(model, 0, evaluated)
+            beta = self._beta(model, 0, evaluated)
             self._epoch_beta = beta
+            self._epoch_start(search_space, model, dataset, None)
             optimizer = generate_continuous_optimizer(self._num_initial_samples)
 
             def acquisition(x: tf.Tensor) -> tf.Tensor:  # [N, 1, D] -> [N, 1], maximised
-                return -self._scores(model, x[:, 0, :], evaluated, beta)[:, None]
+                mean, variance = model.predict(x[:, 0, :])
+                return -self._scores(mean[:, 0], variance[:, 0], beta)[:, None]
 
             return optimizer(search_space, acquisition)
         raise ValueError(
@@ -208,19 +218,17 @@ class MiniGPUCB(_MiniMetaRule):
             raise ValueError(f"delta must be in (0, 1), got {delta}")
         self.width, self.beta, self.rkhs_norm, self.delta = width, beta, rkhs_norm, delta
 
-    def _beta(self, model: Any, num_candidates: int, evaluations: int) -> tuple[float, float]:
+    def _beta(self, model: Any, num_candidates: int, evaluations: int) -> float:
         if self.width == "constant":
-            return self.beta, 0.0
+            return self.beta
         if self.width == "bayesian":
             size = max(num_candidates, 1)
             t = evaluations + 1  # spec errata 4
-            return math.sqrt(2 * math.log(size * t**2 * math.pi**2 / (6 * self.delta))), 0.0
-        info = _information(model)
-        return self.rkhs_norm + math.sqrt(info + math.log(1 / self.delta)), info
+            return math.sqrt(2 * math.log(size * t**2 * math.pi**2 / (6 * self.delta)))
+        return self.rkhs_norm + math.sqrt(_information(model) + math.log(1 / self.delta))
 
-    def _scores(self, model: Any, x: tf.Tensor, evaluations: int, beta: float) -> tf.Tensor:
-        mean, variance = model.predict(x)
-        return mean[:, 0] - beta * tf.sqrt(variance[:, 0])
+    def _scores(self, mean: tf.Tensor, variance: tf.Tensor, beta: float) -> tf.Tensor:
+        return mean - beta * tf.sqrt(variance)
 
     def __repr__(self) -> str:
         return f"MiniGPUCB(C={self.ratio_threshold}, width={self.width!r})"
@@ -264,29 +272,31 @@ class MiniGPEI(_MiniMetaRule):
         self._eta: Optional[float] = None
 
     def _epoch_start(
-        self, search_space: SearchSpace, model: Any, dataset: Optional[Dataset]
+        self,
+        search_space: SearchSpace,
+        model: Any,
+        dataset: Optional[Dataset],
+        candidate_mean: Optional[tf.Tensor],
     ) -> None:
         on_candidates = self.incumbent == "candidates" or dataset is None
-        if on_candidates and isinstance(search_space, DiscreteSearchSpace):
-            points = search_space.points
+        if on_candidates and candidate_mean is not None:
+            self._eta = float(tf.reduce_min(candidate_mean))
         elif dataset is not None:  # Box (or asked for): the evaluated points
-            points = dataset.query_points
+            self._eta = float(tf.reduce_min(model.predict(dataset.query_points)[0]))
         else:
             raise ValueError("MiniGPEI on a Box needs the dataset for its incumbent")
-        self._eta = float(tf.reduce_min(model.predict(points)[0]))
 
-    def _beta(self, model: Any, num_candidates: int, evaluations: int) -> tuple[float, float]:
+    def _beta(self, model: Any, num_candidates: int, evaluations: int) -> float:
         if self.width == "constant":
-            return self.beta, 0.0
+            return self.beta
         info = _information(model)
         log_t = math.log(max(evaluations, 1) / self.delta)
-        return math.sqrt(info) + math.sqrt(info * log_t + log_t), info
+        return math.sqrt(info) + math.sqrt(info * log_t + log_t)
 
-    def _scores(self, model: Any, x: tf.Tensor, evaluations: int, beta: float) -> tf.Tensor:
-        mean, variance = model.predict(x)
-        scale = beta * tf.sqrt(tf.maximum(variance[:, 0], 1e-300))
+    def _scores(self, mean: tf.Tensor, variance: tf.Tensor, beta: float) -> tf.Tensor:
+        scale = beta * tf.sqrt(tf.maximum(variance, 1e-300))
         assert self._eta is not None
-        a = (self._eta - mean[:, 0]) / scale
+        a = (self._eta - mean) / scale
         normal = tfp.distributions.Normal(tf.zeros_like(a), tf.ones_like(a))
         improvement = scale * (a * normal.cdf(a) + normal.prob(a))
         return -improvement
