@@ -92,22 +92,22 @@ class ReplicatedGPR(ReplicatedGPBase):
     # ----------------------------------------------------------------- template methods
     def _absorb(self, data: ReplicatedData) -> None:
         epoch = self._epoch_index(data)
-        if epoch is None:
-            chol = self._factorise(data)
-        else:
-            chol = self._epoch_update(data, epoch)
+        chol = self._factorise(data) if epoch is None else self._epoch_update(data, epoch)
+        self._install(data, chol)
+        self.last_update_was_incremental = epoch is not None
+
+    def _refactorise(self) -> None:
+        data = self._require_data()
+        self._install(data, self._factorise(data))
+
+    def _install(self, data: ReplicatedData, chol: tf.Tensor) -> None:
+        """Condition on ``data`` given the Cholesky factor of its :math:`M` (assigns last)."""
         mean = self._prior_mean(data)
         alpha = self.compiled.weights(chol, tf.constant(data.means), mean)
         self._posterior = replicated.ReplicatedPosterior(
             tf.constant(data.inputs), chol, alpha, mean
         )
         self._data = data
-        self.last_update_was_incremental = epoch is not None
-
-    def _refactorise(self) -> None:
-        data = self._require_data()
-        self._data, self._posterior = None, None
-        self._absorb(data)
 
     def _objective(self) -> Callable[[], tf.Tensor]:
         data = self._require_data()
