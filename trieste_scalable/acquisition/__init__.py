@@ -1,14 +1,17 @@
-"""Trieste acquisition rules: BBKB, BKB, GP-BUCB, MINI-GP-UCB and MINI-GP-EI."""
+"""Trieste acquisition rules: BBKB, BKB, GP-BUCB, MINI-GP-UCB, MINI-GP-EI and batch Thompson
+sampling (S-GP-TS)."""
 
 from .bbkb import BBKB, BKB, GPBUCB, BatchUCBState
 from .confidence import ConfidenceWidth
 from .minimeta import MiniGPEI, MiniGPUCB, MiniMetaState, repeats
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
+from .thompson import BatchThompsonSampling, ThompsonState
 
 __all__ = [
     "BBKB",
     "BKB",
     "GPBUCB",
+    "BatchThompsonSampling",
     "BatchUCBState",
     "ConfidenceWidth",
     "GlobalLocalStopping",
@@ -18,5 +21,6 @@ __all__ = [
     "MiniMetaState",
     "ProductStopping",
     "StoppingRule",
+    "ThompsonState",
     "repeats",
 ]

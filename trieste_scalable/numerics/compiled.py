@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import tensorflow as tf
 
-from . import dtc, replicated
+from . import dtc, replicated, svgp
 from .evidence import sgpr_evidence
 from .linalg import cholesky_rank_one_update, cholesky_rank_one_updates
 
@@ -103,3 +103,33 @@ def _tracing_counts(owner: object) -> dict[str, int]:
         for name, fn in vars(owner).items()
         if hasattr(fn, "experimental_get_tracing_count")
     }
+
+
+class CompiledSVGP:
+    """Compiled whitened-SVGP numerics for one kernel (each traced once, dynamic shapes)."""
+
+    def __init__(self, kernel: dtc.Kernel, dtype: tf.DType, jit_compile: bool = False):
+        matrix = tf.TensorSpec([None, None], dtype)
+        vector = tf.TensorSpec([None], dtype)
+        scalar = tf.TensorSpec([], dtype)
+        posterior = svgp.WhitenedPosterior(matrix, vector, matrix, vector, matrix, scalar)
+        self.kernel = kernel
+        compile_ = _compiler(kernel, jit_compile)
+        self.masked_gram = compile_(dtc.masked_gram, matrix, vector)
+        self.optimal_q = compile_(
+            svgp.optimal_q, matrix, vector, matrix, matrix, vector, vector, scalar, scalar
+        )
+        self.marginals = compile_(svgp.marginals, posterior, matrix, xla=True)
+        self.covariance = compile_(svgp.covariance, posterior, matrix)
+        self.project = compile_(svgp.project, posterior, matrix, vector, matrix, scalar)
+        self.elbo = compile_(svgp.elbo, posterior, matrix, vector, vector, scalar, scalar)
+        self.greedy_selection = compile_(
+            svgp.greedy_variance_selection, matrix, tf.TensorSpec([], tf.int32)
+        )
+        self.evidence = compile_(
+            sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
+        )
+
+    def tracing_counts(self) -> dict[str, int]:
+        """Traces of each compiled function so far (tests assert these stay at one)."""
+        return _tracing_counts(self)

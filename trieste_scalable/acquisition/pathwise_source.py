@@ -1,0 +1,99 @@
+"""Which posterior a decoupled sample is drawn from, read off a Trieste model's protocols.
+
+- Inducing-point models (``SupportsGetInducingVariables``: our
+  :class:`~trieste_scalable.models.AdaptiveSVGP`, Trieste's ``SparseVariational`` and
+  ``SparseGaussianProcessRegression``): the SVGP update of S-GP-TS eq. (4).
+- Exact GPs (``SupportsGetInternalData`` + kernel + noise: Trieste's ``GaussianProcessRegression``):
+  Matheron's exact update, as Trieste's ``DecoupledTrajectorySampler`` does for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import tensorflow as tf
+from trieste.models.interfaces import (
+    SupportsGetInducingVariables,
+    SupportsGetInternalData,
+    SupportsGetKernel,
+    SupportsGetMeanFunction,
+    SupportsGetObservationNoise,
+)
+
+from ..sampling.features import Draws, FeatureMap
+from ..sampling.pathwise import (
+    MeanFunction,
+    PathwiseWeights,
+    exact_weights,
+    inducing_weights,
+    zero_mean,
+)
+
+WeightSampler = Callable[[FeatureMap, Draws, int, tf.Tensor], PathwiseWeights]
+"""``(features, draws, num_samples, seed) -> weights`` of ``num_samples`` posterior samples."""
+
+
+class PathwiseSource(NamedTuple):
+    """What a rule needs to draw decoupled samples from one model.
+
+    :ivar kernel: The model's kernel (features are built for it).
+    :ivar mean_function: Its prior mean function.
+    :ivar sample_weights: Draws the samples' weights.
+    :ivar num_centres: Number M of canonical basis functions k(., z).
+    """
+
+    kernel: Any
+    mean_function: MeanFunction
+    sample_weights: WeightSampler
+    num_centres: int
+
+
+def pathwise_source(model: Any) -> PathwiseSource:
+    """The decoupled-sampling view of ``model`` (see the module docstring).
+
+    :raise ValueError: If the model exposes neither inducing variables nor its data, kernel and
+        noise, or has more than one latent GP, or a diagonal q.
+    """
+    if not isinstance(model, SupportsGetKernel):
+        raise ValueError(
+            f"decoupled Thompson sampling needs a model with get_kernel, got {model!r}"
+        )
+    kernel = model.get_kernel()
+    mean = model.get_mean_function() if isinstance(model, SupportsGetMeanFunction) else zero_mean
+    if isinstance(model, SupportsGetInducingVariables):
+        inducing, q_mu, q_sqrt, whiten = model.get_inducing_variables()
+        inducing = tf.convert_to_tensor(inducing)
+        q_mu, q_sqrt = tf.convert_to_tensor(q_mu), tf.convert_to_tensor(q_sqrt)
+        if q_mu.shape[-1] != 1 or len(q_sqrt.shape) != 3 or q_sqrt.shape[0] != 1:
+            raise ValueError(
+                "decoupled Thompson sampling supports a single latent GP with a full-covariance "
+                f"q (q_mu [M, 1], q_sqrt [1, M, M]); got {q_mu.shape} and {q_sqrt.shape}"
+            )
+
+        def sample_inducing(
+            features: FeatureMap, draws: Draws, num: int, seed: tf.Tensor
+        ) -> PathwiseWeights:
+            return inducing_weights(
+                features, draws, inducing, q_mu[:, 0], q_sqrt[0], bool(whiten), num, seed
+            )
+
+        return PathwiseSource(kernel, mean, sample_inducing, int(inducing.shape[0]))
+    if isinstance(model, SupportsGetInternalData) and isinstance(
+        model, SupportsGetObservationNoise
+    ):
+        data = model.get_internal_data()
+        inputs = tf.convert_to_tensor(data.query_points)
+        centred = (data.observations - mean(inputs))[:, 0]
+        noise = tf.convert_to_tensor(model.get_observation_noise(), dtype=inputs.dtype)
+
+        def sample_exact(
+            features: FeatureMap, draws: Draws, num: int, seed: tf.Tensor
+        ) -> PathwiseWeights:
+            return exact_weights(features, draws, inputs, centred, noise, num, seed)
+
+        return PathwiseSource(kernel, mean, sample_exact, int(inputs.shape[0]))
+    raise ValueError(
+        "decoupled Thompson sampling needs a model with inducing variables "
+        "(SupportsGetInducingVariables) or with its data, kernel and noise "
+        f"(SupportsGetInternalData, SupportsGetObservationNoise); got {type(model).__name__}"
+    )

@@ -1,0 +1,27 @@
+"""Decoupled (pathwise) posterior samples: random feature maps, sample weights and chunked
+scoring. Pure TensorFlow: no Trieste imports."""
+
+from .features import (
+    ArcCosineFeatures,
+    FeatureMap,
+    FourierFeatures,
+    TanimotoFeatures,
+    feature_map_for,
+)
+from .pathwise import PathwiseWeights, evaluate, evaluate_paired, exact_weights, inducing_weights
+from .scoring import ChunkedSampleScorer, PaddedCandidates
+
+__all__ = [
+    "ArcCosineFeatures",
+    "ChunkedSampleScorer",
+    "FeatureMap",
+    "FourierFeatures",
+    "PaddedCandidates",
+    "PathwiseWeights",
+    "TanimotoFeatures",
+    "evaluate",
+    "evaluate_paired",
+    "exact_weights",
+    "feature_map_for",
+    "inducing_weights",
+]

@@ -1,0 +1,160 @@
+r"""Random feature maps :math:`\phi` with :math:`\mathbb{E}[\phi(x)^T\phi(x')] = k(x, x')`: the
+prior half of a decoupled (pathwise) posterior sample (S-GP-TS eq. 4, Wilson et al. 2020).
+
+A map holds no randomness: :meth:`FeatureMap.draw` turns a stateless seed into a tuple of unit
+draws (frequencies, phases, hash priorities), and :meth:`FeatureMap.__call__` combines them with
+the kernel's *current* hyperparameters. Draws are plain tensors passed to compiled functions, so
+redrawing features every step or changing hyperparameters never retraces.
+
+We do not reuse GPflux's ``RandomFourierFeaturesCosine``: it is a Keras layer that draws its
+frequencies from the global TF RNG when built (so under ``tf.random.set_seed`` every new layer has
+the same draws, the failure mode of Trieste's issue #610), and it covers only stationary kernels.
+
+Supported kernels (:func:`feature_map_for`):
+
+- SE and Matern-1/2, 3/2, 5/2: random Fourier features (Rahimi & Recht 2007),
+  :math:`\phi_j(x) = \sqrt{2\sigma^2/F}\cos(\omega_j^T (x/\ell) + b_j)`, :math:`\omega_j` from the
+  kernel's spectral density (Gaussian; for Matern-:math:`\nu` a Student-t with :math:`2\nu`
+  degrees of freedom, drawn as :math:`g/\sqrt{\gamma}`, :math:`\gamma \sim \Gamma(\nu, \text{rate}
+  = \nu)`, spec sgpts.md errata 2);
+- GPflow's zeroth-order ``ArcCosine``: :math:`\phi_j(x) = \sqrt{2\sigma^2/F}\,\Theta(\omega_j^T
+  [\sqrt{w}\odot x; \sqrt{b}])` (Cho & Saul 2009; spec sgpts.md §5.11);
+- :class:`~trieste_scalable.kernels.Tanimoto` on binary fingerprints: MinHash sign features
+  (Tripp et al. 2023): :math:`h_j(x) = \arg\min_{i: x_i = 1} \pi_{ji}` for random priorities
+  :math:`\pi_j`, :math:`\phi_j(x) = \sqrt{\sigma^2/F}\, s_j(h_j(x))` with random signs
+  :math:`s_j`. :math:`P(h_j(x) = h_j(x'))` is the Jaccard similarity and independent signs make
+  the other terms vanish in expectation, so :math:`\mathbb{E}[\phi(x)^T\phi(x')] = k(x, x')`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gpflow
+import tensorflow as tf
+
+from ..kernels import Tanimoto
+
+Draws = tuple[tf.Tensor, ...]
+"""Unit random draws of one feature map (shapes depend on the map)."""
+
+
+class FeatureMap:
+    """Random features for one kernel; see the module docstring.
+
+    :param kernel: The kernel whose (current) hyperparameters scale the features.
+    :param num_features: Number of features F.
+    """
+
+    def __init__(self, kernel: Any, num_features: int):
+        if num_features <= 0:
+            raise ValueError(f"num_features must be positive, got {num_features}")
+        self.kernel = kernel
+        self.num_features = num_features
+
+    def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
+        """Unit draws from the stateless ``seed`` [2] (int32/int64) for D = ``input_dim``."""
+        raise NotImplementedError
+
+    def __call__(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
+        """Features of ``x`` [N, D]: [N, F]."""
+        raise NotImplementedError
+
+
+class FourierFeatures(FeatureMap):
+    """Random Fourier features for SE and Matern kernels (see module docstring)."""
+
+    _DEGREES = {
+        gpflow.kernels.SquaredExponential: None,
+        gpflow.kernels.Matern12: 0.5,
+        gpflow.kernels.Matern32: 1.5,
+        gpflow.kernels.Matern52: 2.5,
+    }
+
+    def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
+        seeds = tf.random.experimental.stateless_split(seed, 3)
+        shape = [input_dim, self.num_features]
+        frequencies = tf.random.stateless_normal(shape, seeds[0], dtype=dtype)
+        nu = self._DEGREES[type(self.kernel)]
+        if nu is not None:
+            gamma = tf.random.stateless_gamma([self.num_features], seeds[1], alpha=nu, dtype=dtype)
+            frequencies = frequencies / tf.sqrt(gamma / nu)  # rate nu: Gamma(nu, 1) / nu
+        phases = tf.random.stateless_uniform(
+            [self.num_features], seeds[2], maxval=2.0 * math.pi, dtype=dtype
+        )
+        return frequencies, phases
+
+    def __call__(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
+        frequencies, phases = draws
+        scaled = x / tf.cast(self.kernel.lengthscales, x.dtype)
+        amplitude = tf.sqrt(2.0 * tf.cast(self.kernel.variance, x.dtype) / self.num_features)
+        return amplitude * tf.cos(tf.matmul(scaled, frequencies) + phases)  # [N, F]
+
+
+class ArcCosineFeatures(FeatureMap):
+    """Random step features for GPflow's zeroth-order ``ArcCosine`` kernel."""
+
+    def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
+        return (tf.random.stateless_normal([input_dim + 1, self.num_features], seed, dtype=dtype),)
+
+    def __call__(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
+        (weights,) = draws
+        kernel = self.kernel
+        scaled = x * tf.sqrt(tf.cast(kernel.weight_variances, x.dtype))
+        bias = tf.sqrt(tf.cast(kernel.bias_variance, x.dtype)) * tf.ones_like(x[:, :1])
+        projection = tf.matmul(tf.concat([scaled, bias], axis=-1), weights)  # [N, F]
+        amplitude = tf.sqrt(2.0 * tf.cast(kernel.variance, x.dtype) / self.num_features)
+        return amplitude * tf.cast(projection > 0, x.dtype)
+
+
+class TanimotoFeatures(FeatureMap):
+    """MinHash sign features for the Tanimoto kernel on binary inputs (see module docstring).
+
+    Only the on-bits of each row are visited (gathered with ``top_k``), so a chunk costs
+    O(N F K) for K on-bits per row, not O(N F D).
+    """
+
+    def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
+        seeds = tf.random.experimental.stateless_split(seed, 2)
+        shape = [self.num_features, input_dim]
+        priorities = tf.random.stateless_uniform(shape, seeds[0], dtype=dtype)
+        bits = tf.random.stateless_uniform(shape, seeds[1], maxval=2, dtype=tf.int32)
+        return priorities, tf.cast(2 * bits - 1, dtype)
+
+    def __call__(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
+        priorities, signs = draws
+        on = tf.cast(x > 0, tf.int32)
+        most_bits = tf.maximum(tf.reduce_max(tf.reduce_sum(on, axis=-1)), 1)
+        on_bits = tf.math.top_k(on, k=most_bits, sorted=False)  # [N, K]
+        valid = on_bits.values > 0  # [N, K]
+        gathered = tf.gather(priorities, on_bits.indices, axis=1)  # [F, N, K]
+        gathered = tf.where(valid[None], gathered, tf.constant(2.0, x.dtype))
+        first = tf.argmin(gathered, axis=-1, output_type=tf.int32)  # [F, N]
+        hashes = tf.gather(on_bits.indices, tf.transpose(first), batch_dims=1)  # [N, F]
+        chosen = tf.gather(signs, tf.transpose(hashes), batch_dims=1)  # [F, N]
+        nonempty = tf.cast(tf.reduce_any(valid, axis=-1), x.dtype)[:, None]
+        amplitude = tf.sqrt(tf.cast(self.kernel.variance, x.dtype) / self.num_features)
+        return amplitude * tf.transpose(chosen) * nonempty  # [N, F]
+
+
+def feature_map_for(kernel: Any, num_features: int) -> FeatureMap:
+    """The random feature map of ``kernel``.
+
+    :raise ValueError: For kernels without a supported feature map (sums, products, periodic,
+        higher-order arc-cosine, ...).
+    """
+    if type(kernel) in FourierFeatures._DEGREES:
+        return FourierFeatures(kernel, num_features)
+    if isinstance(kernel, gpflow.kernels.ArcCosine):
+        if kernel.order != 0:
+            raise ValueError(
+                f"only order-0 ArcCosine kernels have features, got order {kernel.order}"
+            )
+        return ArcCosineFeatures(kernel, num_features)
+    if isinstance(kernel, Tanimoto):
+        return TanimotoFeatures(kernel, num_features)
+    raise ValueError(
+        "decoupled sampling needs random features for the kernel; supported: SquaredExponential, "
+        f"Matern12/32/52, ArcCosine(order=0), Tanimoto; got {type(kernel).__name__}"
+    )

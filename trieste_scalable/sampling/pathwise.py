@@ -1,0 +1,154 @@
+r"""Decoupled (pathwise) posterior samples, S-GP-TS eq. (4) with :math:`\alpha_t = 1`
+(Wilson et al. 2020, Matheron's rule):
+
+.. math::
+    \tilde f_b(x) = m(x) + \phi(x)^T w_b + k(x, Z)\, v_b, \qquad w_b \sim N(0, I_F)
+
+- inducing-point update (SVGP): :math:`u_b \sim q(u)`, :math:`v_b = K_{ZZ}^{-1}(u_b - \Phi_Z w_b)`;
+  a whitened :math:`q = N(m_w, S_w S_w^T)` is first mapped to :math:`u_b = L_{ZZ}(m_w + S_w
+  \varepsilon_b)` with the same jittered :math:`K_{ZZ}` as the solve (spec sgpts.md, errata 1);
+- exact update (GPR, Z = the training inputs X): :math:`v_b = (K_{XX} + \sigma^2 I)^{-1}
+  (y - m(X) - \Phi_X w_b - \varepsilon_b)`, :math:`\varepsilon_b \sim N(0, \sigma^2 I)`.
+
+All B samples are drawn at once as weight matrices ``w`` [F, B] and ``v`` [M, B] from a
+stateless seed, so scoring N candidates for every sample is two matrix products, and samples are
+independent whatever the global TF seed is. Pure TensorFlow: no Trieste imports.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import tensorflow as tf
+from check_shapes import check_shapes
+
+from .features import Draws, FeatureMap
+
+
+class PathwiseWeights(NamedTuple):
+    """B decoupled samples without their mean function.
+
+    :ivar prior: Feature weights w [F, B].
+    :ivar centres: Centres Z of the canonical basis k(., Z) [M, D].
+    :ivar update: Canonical weights v [M, B].
+    """
+
+    prior: tf.Tensor
+    centres: tf.Tensor
+    update: tf.Tensor
+
+
+def _jittered_cholesky(matrix: tf.Tensor, jitter: float) -> tf.Tensor:
+    size = tf.shape(matrix)[0]
+    return tf.linalg.cholesky(matrix + jitter * tf.eye(size, dtype=matrix.dtype))
+
+
+@check_shapes(
+    "inducing: [M, D]",
+    "q_mu: [M]",
+    "q_sqrt: [M, M]",
+    "return.prior: [F, B]",
+    "return.update: [M, B]",
+)
+def inducing_weights(
+    features: FeatureMap,
+    draws: Draws,
+    inducing: tf.Tensor,
+    q_mu: tf.Tensor,
+    q_sqrt: tf.Tensor,
+    whiten: bool,
+    num_samples: int,
+    seed: tf.Tensor,
+    jitter: float = 1e-6,
+) -> PathwiseWeights:
+    """Weights of ``num_samples`` samples of an SVGP posterior (eq. 4).
+
+    :param q_mu: Variational mean of u (whitened if ``whiten``), net of the mean function [M].
+    :param q_sqrt: Lower-triangular square root of the variational covariance [M, M].
+    :param seed: Stateless seed [2].
+    """
+    dtype = inducing.dtype
+    seeds = tf.random.experimental.stateless_split(seed, 2)
+    size = tf.shape(inducing)[0]
+    prior = tf.random.stateless_normal([features.num_features, num_samples], seeds[0], dtype=dtype)
+    noise = tf.random.stateless_normal([size, num_samples], seeds[1], dtype=dtype)
+    chol = _jittered_cholesky(features.kernel(inducing), jitter)
+    u = q_mu[:, None] + tf.matmul(q_sqrt, noise)  # [M, B]
+    if whiten:
+        u = tf.matmul(chol, u)
+    residual = u - tf.matmul(features(draws, inducing), prior)  # [M, B]
+    return PathwiseWeights(prior, inducing, tf.linalg.cholesky_solve(chol, residual))
+
+
+@check_shapes(
+    "inputs: [N, D]",
+    "centred_observations: [N]",
+    "return.prior: [F, B]",
+    "return.update: [N, B]",
+)
+def exact_weights(
+    features: FeatureMap,
+    draws: Draws,
+    inputs: tf.Tensor,
+    centred_observations: tf.Tensor,
+    noise_variance: tf.Tensor,
+    num_samples: int,
+    seed: tf.Tensor,
+    jitter: float = 1e-6,
+) -> PathwiseWeights:
+    """Weights of ``num_samples`` samples of an exact GP posterior (Matheron's rule).
+
+    :param centred_observations: y - m(X) [N].
+    :param noise_variance: Gaussian likelihood variance [].
+    """
+    dtype = inputs.dtype
+    seeds = tf.random.experimental.stateless_split(seed, 2)
+    size = tf.shape(inputs)[0]
+    prior = tf.random.stateless_normal([features.num_features, num_samples], seeds[0], dtype=dtype)
+    epsilon = tf.random.stateless_normal([size, num_samples], seeds[1], dtype=dtype)
+    gram = features.kernel(inputs) + noise_variance * tf.eye(size, dtype=dtype)
+    chol = _jittered_cholesky(gram, jitter)
+    residual = (
+        centred_observations[:, None]
+        - tf.matmul(features(draws, inputs), prior)
+        - tf.sqrt(noise_variance) * epsilon
+    )
+    return PathwiseWeights(prior, inputs, tf.linalg.cholesky_solve(chol, residual))
+
+
+MeanFunction = Callable[[tf.Tensor], tf.Tensor]
+"""Maps [N, D] to the prior mean [N, 1] (a GPflow mean function)."""
+
+
+@check_shapes("x: [N, D]", "return: [N, B]")
+def evaluate(
+    features: FeatureMap,
+    mean_function: MeanFunction,
+    draws: Draws,
+    weights: PathwiseWeights,
+    x: tf.Tensor,
+) -> tf.Tensor:
+    """All B samples at every point of ``x``: two matrix products, [N, B]."""
+    prior = tf.matmul(features(draws, x), weights.prior)
+    update = tf.matmul(features.kernel(x, weights.centres), weights.update)
+    return mean_function(x) + prior + update
+
+
+@check_shapes("x: [B, D]", "return: [B]")
+def evaluate_paired(
+    features: FeatureMap,
+    mean_function: MeanFunction,
+    draws: Draws,
+    weights: PathwiseWeights,
+    x: tf.Tensor,
+) -> tf.Tensor:
+    """Sample b at its own point x_b (for optimising each sample in a continuous space), [B]."""
+    prior = tf.reduce_sum(features(draws, x) * tf.transpose(weights.prior), axis=-1)
+    canonical = features.kernel(x, weights.centres)  # [B, M]
+    update = tf.reduce_sum(canonical * tf.transpose(weights.update), axis=-1)
+    return mean_function(x)[:, 0] + prior + update
+
+
+def zero_mean(x: tf.Tensor) -> tf.Tensor:
+    """The zero mean function [N, 1]."""
+    return tf.zeros_like(x[:, :1])
