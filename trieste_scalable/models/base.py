@@ -68,7 +68,11 @@ class ReplicatedGPBase(
         self._dtype: tf.DType = tf.as_dtype(
             parameters[0].dtype if parameters else gpflow.default_float()
         )
-        self._noise = gpflow.Parameter(noise_variance, transform=positive(1e-12), dtype=self._dtype)
+        with gpflow.config.as_context(gpflow.config.Config(float=self._dtype)):
+            # positive() builds its shift in the default float: build it in the model's dtype
+            self._noise = gpflow.Parameter(
+                noise_variance, transform=positive(1e-12), dtype=self._dtype
+            )
         self._mean = prior_mean
         self._fit = fit_hyperparameters
         self._max_iter = max_optimizer_iterations

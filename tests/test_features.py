@@ -1,0 +1,87 @@
+"""Random feature maps against their kernels, and the Tanimoto kernel against direct counts."""
+
+import gpflow
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from trieste_scalable.kernels import Tanimoto
+from trieste_scalable.sampling import feature_map_for
+
+NUM_FEATURES = 40_000
+# Monte Carlo error of a feature average is O(variance / sqrt(F)): 5e-3 at F = 40,000 for unit
+# variance; the tolerance below is ~6 standard errors.
+TOLERANCE = 0.03
+
+
+def _max_error(kernel: gpflow.kernels.Kernel, x: np.ndarray, seed: int = 3) -> float:
+    features = feature_map_for(kernel, NUM_FEATURES)
+    draws = features.draw(tf.constant([seed, 1]), x.shape[1], tf.float64)
+    phi = features(draws, tf.constant(x)).numpy()
+    return float(np.abs(phi @ phi.T - kernel(x).numpy()).max())
+
+
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        gpflow.kernels.SquaredExponential(variance=0.7, lengthscales=[0.3, 0.5, 0.4]),
+        gpflow.kernels.Matern12(lengthscales=0.5),
+        gpflow.kernels.Matern32(lengthscales=[0.4, 0.6, 0.5]),
+        gpflow.kernels.Matern52(variance=1.5, lengthscales=0.5),
+        gpflow.kernels.ArcCosine(order=0, variance=1.2, weight_variances=[1.0, 2.0, 3.0]),
+    ],
+    ids=["se", "matern12", "matern32", "matern52", "arccosine0"],
+)
+def test_features_reproduce_kernel(kernel: gpflow.kernels.Kernel) -> None:
+    x = np.random.default_rng(0).uniform(size=(25, 3))
+    assert _max_error(kernel, x) < TOLERANCE
+
+
+def test_matern_features_are_not_se_features() -> None:
+    """Student-t frequencies matter: SE features fit a Matern-1/2 kernel badly (errata 2)."""
+    x = np.random.default_rng(1).uniform(size=(25, 3))
+    matern = gpflow.kernels.Matern12(lengthscales=0.5)
+    se_features = feature_map_for(gpflow.kernels.SquaredExponential(lengthscales=0.5), 40_000)
+    draws = se_features.draw(tf.constant([3, 1]), 3, tf.float64)
+    phi = se_features(draws, tf.constant(x)).numpy()
+    assert np.abs(phi @ phi.T - matern(x).numpy()).max() > 5 * TOLERANCE
+    assert _max_error(matern, x) < TOLERANCE
+
+
+def _fingerprints(seed: int, num: int = 30, bits: int = 256) -> np.ndarray:
+    return (np.random.default_rng(seed).uniform(size=(num, bits)) < 0.1).astype(np.float64)
+
+
+def test_tanimoto_kernel_known_pairs_and_psd() -> None:
+    a = np.array([[1, 1, 0, 0, 1], [1, 0, 1, 0, 1], [0, 0, 0, 0, 0]], dtype=np.float64)
+    gram = Tanimoto(variance=2.0)(a).numpy()
+    # |a0 & a1| = 2, |a0 | a1| = 4; the empty fingerprint is similar to nothing.
+    np.testing.assert_allclose(gram[0, 1], 2.0 * 2 / 4)
+    np.testing.assert_allclose(np.diag(gram), [2.0, 2.0, 0.0])
+    np.testing.assert_allclose(gram[2], 0.0)
+    x = _fingerprints(0, 60)
+    jaccard = (x @ x.T) / (x.sum(1)[:, None] + x.sum(1)[None, :] - x @ x.T)
+    np.testing.assert_allclose(Tanimoto()(x).numpy(), jaccard)
+    assert np.linalg.eigvalsh(Tanimoto()(x).numpy()).min() > -1e-10
+
+
+def test_tanimoto_is_minmax_on_unary_counts() -> None:
+    counts = np.random.default_rng(2).integers(0, 4, size=(10, 20)).astype(np.float64)
+    unary = np.concatenate([(counts >= level) for level in (1, 2, 3)], axis=1).astype(np.float64)
+    minmax = np.minimum(counts[:, None], counts[None]).sum(-1) / np.maximum(
+        counts[:, None], counts[None]
+    ).sum(-1)
+    np.testing.assert_allclose(Tanimoto()(unary).numpy(), minmax)
+
+
+def test_tanimoto_features_reproduce_kernel() -> None:
+    x = _fingerprints(3)
+    assert _max_error(Tanimoto(variance=1.3), x) < TOLERANCE
+
+
+def test_unsupported_kernel_is_a_clear_error() -> None:
+    kernel = gpflow.kernels.SquaredExponential() + gpflow.kernels.Linear()
+    with pytest.raises(ValueError, match="random features"):
+        feature_map_for(kernel, 10)
+    with pytest.raises(ValueError, match="order"):
+        feature_map_for(gpflow.kernels.ArcCosine(order=1), 10)
