@@ -86,7 +86,7 @@ def summarise(problem: DiscreteProblem, result: CampaignResult, seconds: float) 
         "distinct_frac": float(np.sum(result.distinct_per_batch) / sizes.sum()),
         "regret_ratio": float(regret.mean() / uniform),
         "best_regret": float(regret.min()),
-        "dictionary": result.dictionary_sizes[-1],
+        "dictionary": result.model_sizes[-1],
     }
 
 
@@ -175,7 +175,7 @@ def part_c(regimes: list[tuple[str, float, ConfidenceWidth, int]]) -> dict:
             mask = (ends > lo) & (ends <= lo + window)
             secs = np.sum(np.array(result.batch_seconds)[mask])
             evals = np.sum(np.array(result.batch_sizes)[mask])
-            dict_t = result.dictionary_sizes[int(np.flatnonzero(mask)[-1])] / (lo + window)
+            dict_t = result.model_sizes[int(np.flatnonzero(mask)[-1])] / (lo + window)
             print(
                 f"   t in ({lo}, {lo + window}]: {1000 * secs / max(evals, 1):.2f} ms/eval, "
                 f"mean batch {evals / max(mask.sum(), 1):.1f}, dictionary/t {dict_t:.3f}"
@@ -183,7 +183,7 @@ def part_c(regimes: list[tuple[str, float, ConfidenceWidth, int]]) -> dict:
         curves[label] = (
             ends,
             np.array(result.batch_sizes),
-            np.array(result.dictionary_sizes),
+            np.array(result.model_sizes),
             cum_seconds,
         )
     return curves

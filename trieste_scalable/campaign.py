@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gpflow
 import numpy as np
@@ -20,11 +20,20 @@ from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 from trieste.space import SearchSpace
 
-from .acquisition import BBKB, BKB, GPBUCB, ConfidenceWidth
-from .models import ExactDictionary, NystromGPR, RidgeLeverageSampler
+from .acquisition import (
+    BBKB,
+    BKB,
+    GPBUCB,
+    BatchThompsonSampling,
+    ConfidenceWidth,
+    MiniGPEI,
+    MiniGPUCB,
+)
+from .models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
+from .numerics.rows import row_keys
 from .problems import DiscreteProblem
 
-ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "mini-ucb", "mini-ei", "random")
+ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
 
 
 @dataclass
@@ -34,7 +43,7 @@ class CampaignResult:
     dataset: Dataset
     batch_sizes: list[int] = field(default_factory=list)
     distinct_per_batch: list[int] = field(default_factory=list)
-    dictionary_sizes: list[int] = field(default_factory=list)
+    model_sizes: list[int] = field(default_factory=list)
     batch_seconds: list[float] = field(default_factory=list)
     num_initial: int = 0
 
@@ -44,27 +53,36 @@ class CampaignResult:
 
 
 class RandomRule(AcquisitionRule[tf.Tensor, SearchSpace, Any]):
-    """Uniform random candidates without replacement within a batch (the baseline)."""
+    """Uniform random candidates, distinct within a batch (the baseline); with
+    ``exclude_evaluated``, never an evaluated candidate (screening without replacement)."""
 
-    def __init__(self, batch_size: int, seed: int = 0):
+    def __init__(self, batch_size: int, seed: int = 0, exclude_evaluated: bool = False):
         self._batch_size = batch_size
         self._rng = np.random.default_rng(seed)
+        self._exclude = exclude_evaluated
 
     def acquire(self, search_space, models, datasets=None):  # type: ignore[no-untyped-def]
         points = search_space.points
-        ids = self._rng.choice(points.shape[0], size=self._batch_size, replace=False)
-        return tf.gather(points, ids)
+        allowed = np.arange(points.shape[0])
+        if self._exclude and datasets:
+            evaluated = row_keys(next(iter(datasets.values())).query_points.numpy())
+            allowed = allowed[~np.isin(row_keys(points.numpy()), evaluated)]
+        if allowed.size < self._batch_size:
+            raise ValueError(
+                f"only {allowed.size} candidates are left but the batch needs {self._batch_size}"
+            )
+        return tf.gather(points, self._rng.choice(allowed, size=self._batch_size, replace=False))
 
     def __repr__(self) -> str:
-        return f"RandomRule({self._batch_size})"
+        return f"RandomRule({self._batch_size}, exclude_evaluated={self._exclude})"
 
 
 def build(
     algorithm: str,
     data: Dataset,
     *,
-    lengthscale: float,
-    kernel_variance: float,
+    lengthscale: float = 0.3,
+    kernel_variance: float = 0.1,
     noise_variance: float,
     width: ConfidenceWidth,
     batch_size: int,
@@ -72,18 +90,58 @@ def build(
     fit_hyperparameters: bool,
     seed: int,
     allow_repeats: bool = True,
+    kernel: Optional[gpflow.kernels.Kernel] = None,
+    screening: bool = False,
+    num_inducing: int = 500,
+    selector: str = "kmeans",
 ) -> tuple[Any, AcquisitionRule]:
-    """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`)."""
+    """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
+
+    :param kernel: The GP kernel; default squared exponential with ``lengthscale`` and
+        ``kernel_variance``.
+    :param screening: Never propose evaluated candidates (``ts``, ``random``) and make batches
+        distinct (``bbkb``, ``gp-bucb``): the objective is evaluated without noise.
+    :param num_inducing: Inducing points of ``ts``'s SVGP; ``selector`` picks them.
+    """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
-    kernel = gpflow.kernels.SquaredExponential(variance=kernel_variance, lengthscales=lengthscale)
+    if kernel is None:
+        kernel = gpflow.kernels.SquaredExponential(
+            variance=kernel_variance, lengthscales=lengthscale
+        )
+    allow_repeats = allow_repeats and not screening
+    model: Any
+    rule: AcquisitionRule
+    if algorithm == "ts":
+        model = AdaptiveSVGP(
+            kernel,
+            noise_variance,
+            data,
+            inducing=num_inducing,
+            selector=selector,
+            fit_hyperparameters=fit_hyperparameters,
+            seed=seed,
+        )
+        rule = BatchThompsonSampling(batch_size, exclude_evaluated=screening, seed=seed)
+        return model, rule
+    if algorithm in ("mini-ucb", "mini-ei"):
+        model = ReplicatedGPR(kernel, noise_variance, data, fit_hyperparameters=fit_hyperparameters)
+        if algorithm == "mini-ucb":
+            rule = MiniGPUCB(
+                2.0,
+                width="constant" if width.mode == "constant" else "theory",
+                beta=width.beta,
+                max_batch_size=max_batch_size,
+            )
+        else:
+            rule = MiniGPEI(2.0, max_batch_size=max_batch_size)
+        return model, rule
     dictionary = (
         ExactDictionary() if algorithm == "gp-bucb" else RidgeLeverageSampler(2.0, seed=seed)
     )
     model = NystromGPR(
         kernel, noise_variance, data, dictionary=dictionary, fit_hyperparameters=fit_hyperparameters
     )
-    rule: AcquisitionRule
     if algorithm == "bbkb":
         rule = BBKB("global", 2.0, width, max_batch_size, seed=seed, allow_repeats=allow_repeats)
     elif algorithm == "bbkb-local":
@@ -97,7 +155,7 @@ def build(
             width=width, max_batch_size=max_batch_size, seed=seed, allow_repeats=allow_repeats
         )
     else:
-        rule = RandomRule(batch_size, seed)
+        rule = RandomRule(batch_size, seed, exclude_evaluated=screening)
     return model, rule
 
 
@@ -110,17 +168,31 @@ def run_campaign(
     seed: int = 0,
     logdir: Optional[str] = None,
     progress: bool = True,
+    *,
+    previous: Optional[CampaignResult] = None,
+    on_batch: Optional[Callable[[int, Dataset], None]] = None,
 ) -> CampaignResult:
-    """Evaluate ``budget`` points with ``rule`` (batches cut at the budget)."""
+    """Evaluate ``budget`` points after the initial design with ``rule`` (batches cut at the
+    budget).
+
+    :param initial: All data so far: the initial design, or with ``previous`` everything a
+        resumed campaign had evaluated.
+    :param previous: The record of an interrupted campaign to continue (its batches count
+        towards ``budget`` and nothing is re-evaluated).
+    :param on_batch: Called with the batch number and the new observations after each batch
+        (e.g. to append them to a file, so an interruption loses nothing).
+    """
     if budget < 1:
         raise ValueError(f"budget must be positive, got {budget}")
-    observer = problem.observer(seed + 1000)
+    result = previous or CampaignResult(initial, num_initial=int(initial.query_points.shape[0]))
+    result.dataset = initial
+    # A resumed campaign draws fresh noise: the observer's seed includes the evaluations so far.
+    observer = problem.observer(seed + 1000 + 7919 * result.num_evaluations)
     writer = tf.summary.create_file_writer(logdir) if logdir else None
-    result = CampaignResult(initial, num_initial=int(initial.query_points.shape[0]))
-    bar = _progress_bar(budget, progress)
+    bar = _progress_bar(budget, progress, initial=min(result.num_evaluations, budget))
     with logging.tensorboard_writer(writer) if writer else _nullcontext():
         ask_tell = AskTellOptimizer(problem.search_space, initial, model, rule)
-        step = 0
+        step = len(result.batch_sizes)
         while result.num_evaluations < budget:
             step += 1
             logging.set_step_number(step)
@@ -128,22 +200,33 @@ def run_campaign(
             batch = ask_tell.ask()[: budget - result.num_evaluations]
             seconds = time.perf_counter() - start
             new_data = observer(batch)
+            if on_batch is not None:
+                on_batch(step, new_data)
             start = time.perf_counter()
             ask_tell.tell(new_data)
             seconds += time.perf_counter() - start
             result.dataset = ask_tell.dataset
             _record(result, model, batch, seconds)
-            _log_batch(writer, problem, result, new_data, step)
+            _log_batch(writer, problem, result, step)
             bar.update(int(batch.shape[0]))
             bar.set_postfix(best=f"{_best_value(problem, result):.4f}", batch=int(batch.shape[0]))
     bar.close()
     return result
 
 
+def model_size(model: Any) -> int:
+    """Dictionary size (Nystrom), inducing points (SVGP) or unique points (exact models)."""
+    if hasattr(model, "num_inducing"):
+        return int(model.num_inducing)
+    if hasattr(model, "dictionary"):
+        return int(model.dictionary.shape[0])
+    return int(getattr(model, "num_unique_points", 0))
+
+
 def _record(result: CampaignResult, model: Any, batch: tf.Tensor, seconds: float) -> None:
     result.batch_sizes.append(int(batch.shape[0]))
     result.distinct_per_batch.append(int(np.unique(batch.numpy(), axis=0).shape[0]))
-    result.dictionary_sizes.append(int(getattr(model, "dictionary", tf.zeros([0])).shape[0]))
+    result.model_sizes.append(model_size(model))
     result.batch_seconds.append(seconds)
 
 
@@ -153,9 +236,7 @@ def _best_value(problem: DiscreteProblem, result: CampaignResult) -> float:
     return float(problem.minimum + problem.regret(evaluated).min()) if len(evaluated) else np.nan
 
 
-def _log_batch(
-    writer: Any, problem: DiscreteProblem, result: CampaignResult, new: Dataset, step: int
-) -> None:
+def _log_batch(writer: Any, problem: DiscreteProblem, result: CampaignResult, step: int) -> None:
     if writer is None:
         return
     evaluated = result.dataset.query_points[result.num_initial :]
@@ -166,15 +247,17 @@ def _log_batch(
         logging.scalar("campaign/cumulative_regret", float(regret.sum()))
         logging.scalar("campaign/batch_size", result.batch_sizes[-1])
         logging.scalar("campaign/distinct_points_in_batch", result.distinct_per_batch[-1])
-        logging.scalar("campaign/dictionary_size", result.dictionary_sizes[-1])
+        logging.scalar("campaign/model_size", result.model_sizes[-1])
         logging.scalar("campaign/batch_seconds", result.batch_seconds[-1])
+        for name, value in problem.metrics(result.dataset.query_points).items():
+            logging.scalar(f"campaign/{name}", value)
     writer.flush()
 
 
-def _progress_bar(total: int, enabled: bool) -> Any:
+def _progress_bar(total: int, enabled: bool, initial: int = 0) -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, disable=not enabled, unit="eval", dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, disable=not enabled, unit="eval", dynamic_ncols=True)
 
 
 class _nullcontext:

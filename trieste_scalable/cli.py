@@ -86,7 +86,7 @@ def _optimize(args: argparse.Namespace) -> int:
     print(
         f"done in {seconds:.1f}s: {result.num_evaluations} evaluations in "
         f"{len(result.batch_sizes)} batches (last batch {result.batch_sizes[-1]}), "
-        f"dictionary {result.dictionary_sizes[-1]}\n"
+        f"dictionary {result.model_sizes[-1]}\n"
         f"best true value {problem.minimum + regret.min():.4f} (optimum {problem.minimum:.4f}); "
         f"cumulative regret / uniform random = {regret.mean() / uniform:.3f}\n"
         f"wrote {logdir / 'evaluations.csv'} and {logdir / 'summary.png'}; "

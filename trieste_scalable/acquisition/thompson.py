@@ -17,6 +17,7 @@ from trieste.observer import OBJECTIVE
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
+from ..numerics.rows import row_keys
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
 from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
@@ -184,7 +185,7 @@ class BatchThompsonSampling(
         candidates, keys = self._padded(space)
         excluded = np.zeros(int(candidates.points.shape[0]), dtype=bool)
         if self._exclude_evaluated and dataset is not None and dataset.query_points.shape[0]:
-            excluded[: keys.size] = np.isin(keys, _row_keys(dataset.query_points.numpy()))
+            excluded[: keys.size] = np.isin(keys, row_keys(dataset.query_points.numpy()))
         allowed = keys.size - int(excluded.sum())
         needed = self._num_query_points if self._distinct else 1
         if allowed < needed:
@@ -210,8 +211,8 @@ class BatchThompsonSampling(
         size = self._pool_size or 500 * int(space.dimension)
         unit = np.random.default_rng(seed).uniform(size=(size, int(space.dimension)))
         pool = lower + tf.constant(unit, dtype=lower.dtype) * (upper - lower)
-        excluded = tf.zeros([size + (-size % self._chunk_size)], dtype=tf.bool)
         candidates = PaddedCandidates.build(pool, self._chunk_size)
+        excluded = tf.zeros_like(candidates.padding)
         _, index = scorer.lowest(candidates, excluded, draws, weights, 1)
         start = tf.gather(pool, index[:, 0])  # [B, D]
         if not self._refine:
@@ -235,7 +236,7 @@ class BatchThompsonSampling(
         if self._candidates is None or self._candidates[0] != id(space):
             points = space.points
             padded = PaddedCandidates.build(points, self._chunk_size)
-            self._candidates = (id(space), padded, _row_keys(points.numpy()))
+            self._candidates = (id(space), padded, row_keys(points.numpy()))
         return self._candidates[1], self._candidates[2]
 
     def _log(self, stats: dict[str, float]) -> None:
@@ -246,12 +247,6 @@ class BatchThompsonSampling(
         with writer.as_default(step=logging.get_step_number()):
             for name, value in stats.items():
                 logging.scalar(f"thompson/{name}", value)
-
-
-def _row_keys(points: np.ndarray) -> np.ndarray:
-    """One opaque key per row (its bytes), so row membership is a vectorised ``np.isin``."""
-    rows = np.ascontiguousarray(points)
-    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
 
 
 def _first_free(ranked: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ thousands of candidates in d = 2..8, a smooth objective scaled to [0, 1] and Gau
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
@@ -15,6 +15,8 @@ import tensorflow as tf
 from trieste.data import Dataset
 from trieste.objectives import Hartmann6, Shekel4
 from trieste.space import DiscreteSearchSpace
+
+from ..numerics.rows import RowIndex
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class DiscreteProblem:
     points: np.ndarray
     values: np.ndarray
     noise_std: float
+    _index: RowIndex = field(init=False, repr=False, compare=False)
 
     @property
     def search_space(self) -> DiscreteSearchSpace:
@@ -40,28 +43,34 @@ class DiscreteProblem:
     def minimum(self) -> float:
         return float(self.values.min())
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", RowIndex(self.points))  # lookup table (frozen class)
+
+    def indices(self, query_points: tf.Tensor | np.ndarray) -> np.ndarray:
+        """Candidate index of each query point [N] (vectorised).
+
+        :raise ValueError: If a query point is not a candidate.
+        """
+        return self._index(np.asarray(query_points))
+
     def observer(self, seed: int) -> Callable[[tf.Tensor], Dataset]:
         """A Trieste observer returning noisy values; its noise comes from its own generator."""
         rng = np.random.default_rng(seed)
-        index = {row.tobytes(): i for i, row in enumerate(self.points)}
 
         def observe(query_points: tf.Tensor) -> Dataset:
-            rows = np.asarray(query_points)
-            try:
-                ids = np.array([index[row.tobytes()] for row in rows], dtype=np.int64)
-            except KeyError as error:
-                raise ValueError("query point is not a candidate of this problem") from error
-            noise = self.noise_std * rng.normal(size=ids.size)
-            y = (self.values[ids] + noise)[:, None]
+            ids = self.indices(query_points)
+            y = (self.values[ids] + self.noise_std * rng.normal(size=ids.size))[:, None]
             return Dataset(query_points, tf.constant(y, dtype=query_points.dtype))
 
         return observe
 
     def regret(self, query_points: tf.Tensor) -> np.ndarray:
         """Instantaneous (noise-free) regret of each evaluated point [N]."""
-        index = {row.tobytes(): i for i, row in enumerate(self.points)}
-        ids = [index[row.tobytes()] for row in np.asarray(query_points)]
-        return self.values[ids] - self.minimum
+        return self.values[self.indices(query_points)] - self.minimum
+
+    def metrics(self, query_points: tf.Tensor) -> dict[str, float]:
+        """Problem-specific progress measures of the evaluated points (none here)."""
+        return {}
 
     def initial_data(self, num_points: int, seed: int) -> Dataset:
         """``num_points`` distinct candidates chosen uniformly, observed with noise."""

@@ -89,7 +89,21 @@ class FourierFeatures(FeatureMap):
         frequencies, phases = draws
         scaled = x / tf.cast(self.kernel.lengthscales, x.dtype)
         amplitude = tf.sqrt(2.0 * tf.cast(self.kernel.variance, x.dtype) / self.num_features)
-        return amplitude * tf.cos(tf.matmul(scaled, frequencies) + phases)  # [N, F]
+        return amplitude * _cosine(tf.matmul(scaled, frequencies) + phases)  # [N, F]
+
+
+def _cosine(phase: tf.Tensor) -> tf.Tensor:
+    """cos of ``phase``; in float64, reduced to [-pi, pi] in float64 and evaluated in float32.
+
+    TensorFlow's CPU kernels vectorise cos for float32 only: float64 cos is about 10x slower and
+    dominates candidate scoring. After the float64 range reduction the float32 evaluation has an
+    absolute error below 1e-7, far below the O(F^-1/2) Monte Carlo error of the features.
+    """
+    if phase.dtype != tf.float64:
+        return tf.cos(phase)
+    turns = tf.round(phase / (2.0 * math.pi))
+    reduced = tf.cast(phase - 2.0 * math.pi * turns, tf.float32)
+    return tf.cast(tf.cos(reduced), tf.float64)
 
 
 class ArcCosineFeatures(FeatureMap):

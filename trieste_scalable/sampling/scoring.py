@@ -3,8 +3,8 @@
 One compiled function per (feature map, mean function) runs the whole chunk loop in-graph: each
 chunk's features are computed once and shared by all B samples (one [C, F] x [F, B] product),
 and a running top-k per sample is merged with each chunk's scores. Memory is O(C (F + M + B)),
-whatever N is. The candidates are padded to a whole number of chunks (padding is excluded), so
-every chunk has the same static shape and the loop is XLA-compilable.
+whatever N is. The candidates are padded to a whole number of equal chunks (padding is excluded),
+so every chunk has the same shape.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .pathwise import MeanFunction, PathwiseWeights, evaluate
 
 
 class PaddedCandidates(NamedTuple):
-    """Candidates padded to a multiple of the chunk size.
+    """Candidates padded to a whole number of equal chunks.
 
     :ivar points: [N_pad, D] (padding repeats the last candidate).
     :ivar padding: True for padding rows [N_pad].
@@ -30,13 +30,21 @@ class PaddedCandidates(NamedTuple):
 
     @classmethod
     def build(cls, points: tf.Tensor, chunk_size: int) -> PaddedCandidates:
+        """Pad to a whole number of chunks of at most ``chunk_size`` rows, as few as possible."""
         num = int(points.shape[0])
         if num == 0:
             raise ValueError("there are no candidates to score")
-        missing = -num % chunk_size
+        missing = -num % cls.chunk_rows(num, chunk_size)
         padded = tf.concat([points, tf.repeat(points[-1:], missing, axis=0)], axis=0)
         padding = tf.constant(np.arange(num + missing) >= num)
         return cls(padded, padding)
+
+    @staticmethod
+    def chunk_rows(num: int, chunk_size: int) -> int:
+        """Rows per chunk: the chunk count is fixed by ``chunk_size``, then chunks are evened
+        out so that padding is less than one row per chunk."""
+        chunks = -(-num // chunk_size)
+        return -(-num // chunks)
 
 
 class ChunkedSampleScorer:
@@ -78,7 +86,9 @@ class ChunkedSampleScorer:
         """:param excluded: True for candidates no sample may pick [N_pad].
         :return: Values [B, k] (ascending; +inf where fewer than k candidates are allowed) and
             candidate indices [B, k]."""
-        args = (candidates.points, excluded | candidates.padding, draws, weights, k)
+        num = int(candidates.points.shape[0]) - int(np.sum(candidates.padding.numpy()))
+        rows = PaddedCandidates.chunk_rows(num, self.chunk_size)
+        args = (candidates.points, excluded | candidates.padding, draws, weights, k, rows)
         if self._compiled is None:
             signature = tf.nest.map_structure(
                 lambda t: tf.TensorSpec([None] * len(t.shape), t.dtype),
@@ -97,8 +107,8 @@ class ChunkedSampleScorer:
         draws: Draws,
         weights: PathwiseWeights,
         k: tf.Tensor,
+        chunk: tf.Tensor,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        chunk = self.chunk_size
         num_chunks = tf.shape(points)[0] // chunk
         num_samples = tf.shape(weights.prior)[1]
         minus_inf = tf.constant(-np.inf, points.dtype)

@@ -1,0 +1,180 @@
+"""Molecular libraries, Morgan fingerprints and a property oracle, all computed with RDKit.
+
+- Libraries: ``moses-20k`` / ``moses-100k`` (the MOSES subset shipped in ``data/``, see
+  ``scripts/make_moses_subset.py``), or any ``.smi`` / ``.csv`` file of SMILES (optionally gzipped;
+  a CSV needs a ``smiles`` column, any case).
+- Fingerprints: Morgan (ECFP-like) bit vectors, or count vectors in unary encoding (one bit per
+  "count >= j", j <= ``COUNT_CAP``) so that the Tanimoto kernel on them is MinMax on the counts.
+- Objectives (higher is better here; the screening problem negates them because Trieste
+  minimises): ``celecoxib-mpo``, ``qed``, ``logp``; see :data:`OBJECTIVES`.
+
+Per-molecule RDKit calls are Python loops over molecules; they run once per library and their
+results are cached on disk (:func:`cached`), never inside the optimisation loop.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import math
+import os
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+BUILTIN_LIBRARIES = {"moses-20k": 20_000, "moses-100k": 100_000}
+COUNT_CAP = 3
+CELECOXIB = "Cc1ccc(cc1)-c1cc(nn1-c1ccc(cc1)S(N)(=O)=O)C(F)(F)F"
+
+
+def load_smiles(library: str) -> list[str]:
+    """The SMILES of a built-in library name or a file path.
+
+    :raise ValueError: If the file does not exist, has no SMILES column or is empty.
+    """
+    if library in BUILTIN_LIBRARIES:
+        with gzip.open(DATA / "moses_100k.smi.gz", "rt") as handle:
+            return handle.read().split()[: BUILTIN_LIBRARIES[library]]
+    path = Path(library)
+    if not path.is_file():
+        raise ValueError(
+            f"library {library!r} is neither a file nor one of {sorted(BUILTIN_LIBRARIES)}"
+        )
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as handle:  # type: ignore[operator]
+        text = handle.read()
+    stem = path.name.removesuffix(".gz")
+    if stem.endswith(".csv"):
+        rows = list(csv.DictReader(io.StringIO(text)))
+        columns = {name.lower(): name for name in (rows[0].keys() if rows else [])}
+        if "smiles" not in columns:
+            raise ValueError(f"{path} has no 'smiles' column (columns: {list(columns.values())})")
+        smiles = [row[columns["smiles"]].strip() for row in rows]
+    else:  # .smi: SMILES first on each line, optional name after whitespace
+        smiles = [line.split()[0] for line in text.splitlines() if line.strip()]
+    smiles = [s for s in smiles if s]
+    if not smiles:
+        raise ValueError(f"library {library!r} contains no molecules")
+    return smiles
+
+
+def parse(smiles: list[str], skip_invalid: bool = False) -> tuple[list, np.ndarray]:
+    """RDKit molecules of ``smiles`` and the indices kept.
+
+    :raise ValueError: Listing the first unparseable SMILES, unless ``skip_invalid``.
+    """
+    from rdkit import Chem, RDLogger
+
+    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]  # stubs miss it
+    molecules = [Chem.MolFromSmiles(s) for s in smiles]
+    bad = [i for i, m in enumerate(molecules) if m is None]
+    if bad and not skip_invalid:
+        shown = ", ".join(f"#{i + 1} {smiles[i]!r}" for i in bad[:5])
+        raise ValueError(
+            f"{len(bad)} SMILES could not be parsed (first: {shown}); fix them or pass "
+            "--skip-invalid to leave them out"
+        )
+    kept = np.array([i for i, m in enumerate(molecules) if m is not None], dtype=np.int64)
+    if kept.size == 0:
+        raise ValueError("no SMILES in the library could be parsed")
+    return [molecules[i] for i in kept], kept
+
+
+def fingerprints(
+    molecules: list, kind: str = "bits", radius: int = 2, size: int = 1024
+) -> np.ndarray:
+    """Morgan fingerprints [N, size] (``bits``) or [N, size * COUNT_CAP] (``counts``, unary)."""
+    from rdkit.Chem import rdFingerprintGenerator
+
+    generator = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=size)
+    if kind == "bits":
+        return np.stack([generator.GetFingerprintAsNumPy(m) for m in molecules]).astype(np.uint8)
+    if kind == "counts":
+        counts = np.stack([generator.GetCountFingerprintAsNumPy(m) for m in molecules])
+        return unary_counts(counts)
+    raise ValueError(f"fingerprint kind must be 'bits' or 'counts', got {kind!r}")
+
+
+def unary_counts(counts: np.ndarray, cap: int = COUNT_CAP) -> np.ndarray:
+    """Unary encoding [N, D * cap]: column block j holds ``counts >= j + 1``."""
+    return np.concatenate([counts >= level for level in range(1, cap + 1)], axis=1).astype(np.uint8)
+
+
+def _desirability(value: float, centre: float, width: float) -> float:
+    return math.exp(-0.5 * ((value - centre) / width) ** 2)
+
+
+def celecoxib_mpo(molecules: list) -> np.ndarray:
+    """A GuacaMol-style multi-property objective in [0, 1] (not a GuacaMol task itself): the
+    geometric mean of the count-Morgan (radius 2) Tanimoto similarity to celecoxib, a logP
+    desirability exp(-(logP - 3.5)^2 / 2), a TPSA desirability exp(-((TPSA - 80) / 20)^2 / 2)
+    and QED. Celecoxib itself scores about 0.93."""
+    from rdkit import Chem, DataStructs
+    from rdkit.Chem import QED, Crippen, rdFingerprintGenerator, rdMolDescriptors
+
+    generator = rdFingerprintGenerator.GetMorganGenerator(radius=2)
+    reference = generator.GetCountFingerprint(Chem.MolFromSmiles(CELECOXIB))
+    similarity = DataStructs.BulkTanimotoSimilarity(
+        reference, [generator.GetCountFingerprint(m) for m in molecules]
+    )
+    scores = []
+    for mol, sim in zip(molecules, similarity):
+        parts = (
+            sim,
+            _desirability(Crippen.MolLogP(mol), 3.5, 1.0),  # type: ignore[attr-defined]
+            _desirability(rdMolDescriptors.CalcTPSA(mol), 80.0, 20.0),
+            QED.qed(mol),
+        )
+        scores.append(math.prod(parts) ** 0.25)
+    return np.array(scores)
+
+
+def qed(molecules: list) -> np.ndarray:
+    """RDKit's quantitative estimate of drug-likeness, in [0, 1]."""
+    from rdkit.Chem import QED
+
+    return np.array([QED.qed(m) for m in molecules])
+
+
+def logp(molecules: list) -> np.ndarray:
+    """Crippen logP (unbounded)."""
+    from rdkit.Chem import Crippen
+
+    return np.array([Crippen.MolLogP(m) for m in molecules])  # type: ignore[attr-defined]
+
+
+OBJECTIVES: dict[str, Callable[[list], np.ndarray]] = {
+    "celecoxib-mpo": celecoxib_mpo,
+    "qed": qed,
+    "logp": logp,
+}
+
+
+def cache_dir() -> Path:
+    """``$TRIESTE_SCALABLE_CACHE``, else ``$XDG_CACHE_HOME/trieste-scalable`` or
+    ``~/.cache/trieste-scalable``."""
+    if "TRIESTE_SCALABLE_CACHE" in os.environ:
+        return Path(os.environ["TRIESTE_SCALABLE_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+    return Path(base) / "trieste-scalable"
+
+
+def cached(name: str, key: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
+    """``compute()``, stored in the cache directory under ``name`` and a hash of ``key``."""
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    path = cache_dir() / f"{name}-{digest}.npy"
+    if path.is_file():
+        try:
+            return np.load(path)
+        except (OSError, ValueError):
+            pass  # a damaged cache entry is recomputed
+    value = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    np.save(temporary, value)
+    temporary.replace(path)
+    return value
