@@ -1,96 +1,183 @@
-"""The ``trieste-scalable`` command (also ``python -m trieste_scalable``)."""
+"""The ``trieste-scalable`` command (also ``python -m trieste_scalable``).
+
+- ``trieste-scalable screen``: a virtual-screening campaign over a molecular library;
+- ``trieste-scalable optimize``: the same over a built-in synthetic problem.
+
+Both write ``evaluations.csv``, ``summary.png`` and TensorBoard logs to ``--logdir`` and can be
+continued after an interruption with ``--resume``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-import time
-from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
 
 
-def _parser() -> argparse.ArgumentParser:
+def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch: int) -> None:
     from .campaign import ALGORITHMS
+
+    parser.add_argument("--algorithm", default=algorithm, choices=ALGORITHMS)
+    parser.add_argument(
+        "--budget", type=int, default=budget, help="evaluations after the initial design"
+    )
+    parser.add_argument("--batch-size", type=int, default=batch, help="for fixed-batch rules")
+    parser.add_argument("--max-batch-size", type=int, default=None, help="cap adaptive batches")
+    parser.add_argument(
+        "--width", default="constant", choices=["theory", "reference_code", "constant"]
+    )
+    parser.add_argument("--beta", type=float, default=2.0, help="the constant width's beta")
+    parser.add_argument("--fit", action="store_true", help="fit hyperparameters every step")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resume", action="store_true", help="continue the run in --logdir")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _parser() -> argparse.ArgumentParser:
     from .problems import PROBLEMS
+    from .problems.molecules import BUILTIN_LIBRARIES, OBJECTIVES
 
     parser = argparse.ArgumentParser(
         prog="trieste-scalable", description="Scalable GP Bayesian optimisation with Trieste."
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    screen = commands.add_parser("screen", help="screen a molecular library")
+    screen.add_argument(
+        "--library",
+        default="moses-20k",
+        help=f"{' or '.join(BUILTIN_LIBRARIES)} (shipped) or a .smi/.csv file of SMILES",
+    )
+    screen.add_argument("--objective", default="celecoxib-mpo", choices=sorted(OBJECTIVES))
+    screen.add_argument("--fingerprint", default="bits", choices=["bits", "counts"])
+    screen.add_argument("--noise", type=float, default=0.0, help="observation noise std")
+    screen.add_argument("--initial", type=int, default=100, help="random initial molecules")
+    screen.add_argument("--skip-invalid", action="store_true", help="drop unparseable SMILES")
+    screen.add_argument("--logdir", default="runs/screen", help="outputs and TensorBoard logs")
+    _common(screen, "ts", 1000, 100)
+
     opt = commands.add_parser("optimize", help="optimise a built-in noisy problem")
     opt.add_argument("--problem", default="rkhs3", choices=PROBLEMS)
     opt.add_argument("--num-candidates", type=int, default=None)
-    opt.add_argument("--algorithm", default="bbkb", choices=ALGORITHMS)
-    opt.add_argument("--budget", type=int, default=300, help="evaluations after the initial design")
     opt.add_argument("--initial", type=int, default=10, help="size of the random initial design")
-    opt.add_argument("--batch-size", type=int, default=10, help="for fixed-batch algorithms")
-    opt.add_argument("--max-batch-size", type=int, default=None, help="cap adaptive batches")
-    opt.add_argument(
-        "--width", default="constant", choices=["theory", "reference_code", "constant"]
-    )
-    opt.add_argument("--beta", type=float, default=2.0, help="the constant width's beta")
     opt.add_argument("--lengthscale", type=float, default=0.3)
     opt.add_argument("--kernel-variance", type=float, default=0.1)
     opt.add_argument("--noise-variance", type=float, default=0.01, help="lambda")
-    opt.add_argument("--fit", action="store_true", help="fit hyperparameters every step")
-    opt.add_argument("--logdir", default="runs/optimize", help="TensorBoard logs and outputs")
-    opt.add_argument("--seed", type=int, default=0)
-    opt.add_argument("--quiet", action="store_true", help="no progress bar")
+    opt.add_argument("--logdir", default="runs/optimize", help="outputs and TensorBoard logs")
+    _common(opt, "bbkb", 300, 10)
     return parser
+
+
+def _check_counts(args: argparse.Namespace, num_candidates: int) -> None:
+    for name in ("budget", "initial", "batch_size"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be positive")
+    if args.initial + args.budget > num_candidates and (
+        args.command == "screen" or args.algorithm == "random"
+    ):
+        raise ValueError(
+            f"--initial + --budget = {args.initial + args.budget} exceeds the "
+            f"{num_candidates} candidates (screening never evaluates a candidate twice)"
+        )
+
+
+def _screen(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .acquisition import ConfidenceWidth
+    from .campaign import build
+    from .kernels import Tanimoto
+    from .problems.screening import screening_problem
+    from .session import run_session
+
+    if args.noise < 0:
+        raise ValueError("--noise must be non-negative")
+    print(f"featurising {args.library} (cached after the first run)...")
+    problem = screening_problem(
+        args.library,
+        args.objective,
+        args.fingerprint,
+        noise_std=args.noise,
+        skip_invalid=args.skip_invalid,
+    )
+    _check_counts(args, len(problem.points))
+    print(
+        f"{args.algorithm} screening {len(problem.points)} unique fingerprints "
+        f"({problem.num_molecules} molecules) for {args.objective}; budget {args.budget}, "
+        f"logs in {args.logdir}"
+    )
+
+    def models(data: Any) -> tuple[Any, Any]:
+        scale = float(np.var(data.observations.numpy())) or 1.0
+        return build(
+            args.algorithm,
+            data,
+            kernel=Tanimoto(variance=scale),
+            noise_variance=args.noise**2 + 0.01 * scale,
+            width=ConfidenceWidth(args.width, beta=args.beta),
+            batch_size=args.batch_size,
+            max_batch_size=args.max_batch_size or args.batch_size,
+            fit_hyperparameters=args.fit,
+            seed=args.seed,
+            screening=True,
+            selector="random",
+        )
+
+    result = run_session(problem, vars(args), models)
+    evaluated = problem.indices(result.dataset.query_points)
+    best = evaluated[np.argsort(problem.values[evaluated])[:5]]
+    print(
+        f"recall of the library's top 1%: {problem.recall(evaluated, 0.01):.3f}, "
+        f"top 10%: {problem.recall(evaluated, 0.1):.3f}; best molecules found:"
+    )
+    for i in best:
+        print(f"  {-problem.values[i]:.4f}  {problem.labels[i]}")
+    print(
+        f"wrote {args.logdir}/evaluations.csv and summary.png; "
+        f"watch with: tensorboard --logdir {args.logdir}"
+    )
+    return 0
 
 
 def _optimize(args: argparse.Namespace) -> int:
     from .acquisition import ConfidenceWidth
-    from .campaign import build, run_campaign
+    from .campaign import build
     from .problems import get_problem
-    from .report import plot_summary, write_evaluations_csv
+    from .session import run_session
 
-    for name in ("budget", "initial", "batch_size"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive")
     problem = get_problem(args.problem, args.num_candidates, seed=args.seed)
-    if args.initial + args.budget > len(problem.points) and args.algorithm == "random":
-        raise ValueError("budget larger than the candidate set for random search")
-    initial = problem.initial_data(args.initial, args.seed)
-    width = ConfidenceWidth(args.width, beta=args.beta)
-    model, rule = build(
-        args.algorithm,
-        initial,
-        lengthscale=args.lengthscale,
-        kernel_variance=args.kernel_variance,
-        noise_variance=args.noise_variance,
-        width=width,
-        batch_size=args.batch_size,
-        max_batch_size=args.max_batch_size,
-        fit_hyperparameters=args.fit,
-        seed=args.seed,
-    )
-    logdir = Path(args.logdir)
-    logdir.mkdir(parents=True, exist_ok=True)
+    _check_counts(args, len(problem.points))
     print(
         f"{args.algorithm} on {problem.name}: {len(problem.points)} candidates in "
-        f"d={problem.points.shape[1]}, budget {args.budget}; logs in {logdir}"
+        f"d={problem.points.shape[1]}, budget {args.budget}; logs in {args.logdir}"
     )
-    start = time.perf_counter()
-    result = run_campaign(
-        problem, model, rule, initial, args.budget, args.seed, str(logdir), not args.quiet
-    )
-    seconds = time.perf_counter() - start
-    regret = problem.regret(result.dataset.query_points[result.num_initial :])
+
+    def models(data: Any) -> tuple[Any, Any]:
+        return build(
+            args.algorithm,
+            data,
+            lengthscale=args.lengthscale,
+            kernel_variance=args.kernel_variance,
+            noise_variance=args.noise_variance,
+            width=ConfidenceWidth(args.width, beta=args.beta),
+            batch_size=args.batch_size,
+            max_batch_size=args.max_batch_size,
+            fit_hyperparameters=args.fit,
+            seed=args.seed,
+        )
+
+    result = run_session(problem, vars(args), models)
+    evaluated = result.dataset.query_points[result.num_initial :]
+    regret = problem.regret(evaluated)
     uniform = float(problem.values.mean() - problem.minimum)
-    write_evaluations_csv(logdir / "evaluations.csv", problem, result)
-    plot_summary(logdir / "summary.png", problem, result, f"{args.algorithm} on {problem.name}")
     print(
-        f"done in {seconds:.1f}s: {result.num_evaluations} evaluations in "
-        f"{len(result.batch_sizes)} batches (last batch {result.batch_sizes[-1]}), "
-        f"dictionary {result.model_sizes[-1]}\n"
+        f"{result.num_evaluations} evaluations in {len(result.batch_sizes)} batches; "
         f"best true value {problem.minimum + regret.min():.4f} (optimum {problem.minimum:.4f}); "
         f"cumulative regret / uniform random = {regret.mean() / uniform:.3f}\n"
-        f"wrote {logdir / 'evaluations.csv'} and {logdir / 'summary.png'}; "
-        f"view the run with: tensorboard --logdir {logdir}"
+        f"wrote {args.logdir}/evaluations.csv and summary.png; "
+        f"watch with: tensorboard --logdir {args.logdir}"
     )
     return 0
 
@@ -98,12 +185,17 @@ def _optimize(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "optimize":
-            return _optimize(args)
+        return _screen(args) if args.command == "screen" else _optimize(args)
     except (ValueError, TypeError) as error:
         print(f"trieste-scalable: error: {error}", file=sys.stderr)
         return 2
-    return 1
+    except KeyboardInterrupt:
+        print(
+            f"\ninterrupted: every finished batch is in {args.logdir}/evaluations.csv; "
+            "continue with the same command plus --resume",
+            file=sys.stderr,
+        )
+        return 130
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ class BatchThompsonSampling(
         self._seed = seed
         self._jit_compile = jit_compile
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
-        self._candidates: Optional[tuple[int, PaddedCandidates, np.ndarray]] = None
+        self._candidates: Optional[tuple[tuple[int, int], PaddedCandidates, np.ndarray]] = None
         self.last_statistics: dict[str, float] = {}
 
     def __repr__(self) -> str:
@@ -182,7 +182,7 @@ class BatchThompsonSampling(
         weights: PathwiseWeights,
         dataset: Optional[Dataset],
     ) -> tf.Tensor:
-        candidates, keys = self._padded(space)
+        candidates, keys = self._padded(space, scorer.chunk_size)
         excluded = np.zeros(int(candidates.points.shape[0]), dtype=bool)
         if self._exclude_evaluated and dataset is not None and dataset.query_points.shape[0]:
             excluded[: keys.size] = np.isin(keys, row_keys(dataset.query_points.numpy()))
@@ -211,7 +211,7 @@ class BatchThompsonSampling(
         size = self._pool_size or 500 * int(space.dimension)
         unit = np.random.default_rng(seed).uniform(size=(size, int(space.dimension)))
         pool = lower + tf.constant(unit, dtype=lower.dtype) * (upper - lower)
-        candidates = PaddedCandidates.build(pool, self._chunk_size)
+        candidates = PaddedCandidates.build(pool, scorer.chunk_size)
         excluded = tf.zeros_like(candidates.padding)
         _, index = scorer.lowest(candidates, excluded, draws, weights, 1)
         start = tf.gather(pool, index[:, 0])  # [B, D]
@@ -231,12 +231,15 @@ class BatchThompsonSampling(
             self._scorers[key] = (scorer, _paired_value_and_gradient(features, source))
         return self._scorers[key]
 
-    def _padded(self, space: DiscreteSearchSpace) -> tuple[PaddedCandidates, np.ndarray]:
+    def _padded(
+        self, space: DiscreteSearchSpace, chunk_size: int
+    ) -> tuple[PaddedCandidates, np.ndarray]:
         """The padded candidates and their row keys, cached for the search space."""
-        if self._candidates is None or self._candidates[0] != id(space):
+        key = (id(space), chunk_size)
+        if self._candidates is None or self._candidates[0] != key:
             points = space.points
-            padded = PaddedCandidates.build(points, self._chunk_size)
-            self._candidates = (id(space), padded, row_keys(points.numpy()))
+            padded = PaddedCandidates.build(points, chunk_size)
+            self._candidates = (key, padded, row_keys(points.numpy()))
         return self._candidates[1], self._candidates[2]
 
     def _log(self, stats: dict[str, float]) -> None:

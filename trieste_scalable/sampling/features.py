@@ -47,6 +47,9 @@ class FeatureMap:
     :param num_features: Number of features F.
     """
 
+    max_rows: int | None = None
+    """Largest chunk of inputs a call should get (None: any), for maps with big intermediates."""
+
     def __init__(self, kernel: Any, num_features: int):
         if num_features <= 0:
             raise ValueError(f"num_features must be positive, got {num_features}")
@@ -126,8 +129,11 @@ class TanimotoFeatures(FeatureMap):
     """MinHash sign features for the Tanimoto kernel on binary inputs (see module docstring).
 
     Only the on-bits of each row are visited (gathered with ``top_k``), so a chunk costs
-    O(N F K) for K on-bits per row, not O(N F D).
+    O(N F K) time and memory for K on-bits per row, not O(N F D); ``max_rows`` keeps the
+    [F, N, K] intermediate near 100 MB for F = 1,000 and K = 50.
     """
+
+    max_rows = 256
 
     def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
         seeds = tf.random.experimental.stateless_split(seed, 2)

@@ -67,7 +67,7 @@ class ChunkedSampleScorer:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
         self.features = features
         self.mean_function = mean_function
-        self.chunk_size = chunk_size
+        self.chunk_size = min(chunk_size, features.max_rows or chunk_size)
         self._jit_compile = jit_compile
         self._compiled: Any = None
 
