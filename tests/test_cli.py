@@ -1,23 +1,99 @@
-"""The command line: a short run end to end and its error path."""
+"""The command line: runs end to end, resumes without re-evaluating, and fails cleanly."""
 
+import csv
 from pathlib import Path
 
 import pytest
 
 from trieste_scalable.cli import main
+from trieste_scalable.problems.molecules import load_smiles
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    path = tmp_path / "library.smi"
+    path.write_text("\n".join(load_smiles("moses-20k")[:400]) + "\n")
+    return path
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
 
 
 def test_optimize_runs_and_writes_its_outputs(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    code = main(["optimize", "--budget", "30", "--logdir", str(tmp_path), "--quiet"])
+    code = main(["optimize", "--budget", "30", "--logdir", str(tmp_path / "run"), "--quiet"])
     assert code == 0
-    lines = (tmp_path / "evaluations.csv").read_text().splitlines()
-    assert lines[0].startswith("batch,x0,x1,x2,observed,true")
+    lines = (tmp_path / "run" / "evaluations.csv").read_text().splitlines()
+    assert lines[0] == "batch,index,x0,x1,x2,observed,true"
     assert len(lines) == 1 + 10 + 30  # header, initial design, budget
-    assert (tmp_path / "summary.png").stat().st_size > 0
-    assert any(p.name.startswith("events.out.tfevents") for p in tmp_path.iterdir())
+    assert (tmp_path / "run" / "summary.png").stat().st_size > 0
+    assert any(p.name.startswith("events.out.tfevents") for p in (tmp_path / "run").iterdir())
     assert "cumulative regret / uniform random" in capsys.readouterr().out
+
+
+def test_screen_resumes_without_re_evaluating(tmp_path: Path, library: Path) -> None:
+    logdir = tmp_path / "screen"
+    args = [
+        "screen",
+        "--library",
+        str(library),
+        "--algorithm",
+        "ts",
+        "--initial",
+        "20",
+        "--batch-size",
+        "20",
+        "--logdir",
+        str(logdir),
+        "--quiet",
+    ]
+    assert main(args + ["--budget", "40"]) == 0
+    first = _rows(logdir / "evaluations.csv")
+    assert len(first) == 60 and first[0].keys() >= {"batch", "index", "smiles", "observed"}
+    assert main(args + ["--budget", "80", "--resume"]) == 0
+    rows = _rows(logdir / "evaluations.csv")
+    assert rows[:60] == first  # nothing rewritten
+    assert len(rows) == 100
+    assert len({row["index"] for row in rows}) == 100  # no molecule evaluated twice
+    assert [row["batch"] for row in rows[60:]] == ["3"] * 20 + ["4"] * 20
+    assert main(args + ["--budget", "80", "--resume"]) == 0  # already complete: no-op
+    assert len(_rows(logdir / "evaluations.csv")) == 100
+
+
+def test_screen_error_paths(tmp_path: Path, library: Path, capsys: pytest.CaptureFixture) -> None:
+    logdir = tmp_path / "screen"
+    base = ["screen", "--library", str(library), "--logdir", str(logdir), "--quiet"]
+    assert main(base + ["--budget", "1000"]) == 2
+    assert "exceeds the 400 candidates" in capsys.readouterr().err
+    bad = tmp_path / "bad.smi"
+    bad.write_text("CCO\nnot_a_molecule\n")
+    assert main(["screen", "--library", str(bad), "--logdir", str(logdir)]) == 2
+    assert "--skip-invalid" in capsys.readouterr().err
+    (tmp_path / "empty.smi").write_text("")
+    assert main(["screen", "--library", str(tmp_path / "empty.smi")]) == 2
+    assert "no molecules" in capsys.readouterr().err
+    assert main(base + ["--budget", "20", "--batch-size", "20", "--initial", "20"]) == 0
+    before = (logdir / "evaluations.csv").read_text()
+    assert main(base + ["--budget", "20"]) == 2  # would overwrite the campaign
+    assert "--resume" in capsys.readouterr().err
+    changed = base + ["--budget", "40", "--objective", "qed", "--resume"]
+    assert main(changed) == 2
+    assert "objective" in capsys.readouterr().err
+    assert (logdir / "evaluations.csv").read_text() == before  # nothing lost
+    assert (
+        main(["screen", "--library", str(library), "--logdir", str(tmp_path / "x"), "--resume"])
+        == 2
+    )
+    with pytest.raises(SystemExit):
+        main(["screen", "--algorithm", "nope"])
 
 
 def test_bad_arguments_give_a_message_and_exit_code(

@@ -1,0 +1,98 @@
+"""Molecules: fingerprints, the property oracle, libraries and the screening problem."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rdkit import Chem
+from rdkit.Chem import QED, Crippen, rdFingerprintGenerator, rdMolDescriptors
+
+from trieste_scalable.problems.molecules import (
+    CELECOXIB,
+    celecoxib_mpo,
+    fingerprints,
+    load_smiles,
+    parse,
+    qed,
+    unary_counts,
+)
+from trieste_scalable.problems.screening import screening_problem
+
+ASPIRIN = "CC(=O)Oc1ccccc1C(=O)O"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+
+
+def test_fingerprints_match_rdkit() -> None:
+    molecules, _ = parse([CELECOXIB, ASPIRIN])
+    bits = fingerprints(molecules, "bits", radius=2, size=512)
+    generator = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=512)
+    on = list(generator.GetFingerprint(molecules[1]).GetOnBits())
+    assert bits.shape == (2, 512) and sorted(np.flatnonzero(bits[1])) == on
+    counts = fingerprints(molecules, "counts", radius=2, size=512)
+    raw = generator.GetCountFingerprintAsNumPy(molecules[0])
+    np.testing.assert_array_equal(counts.reshape(2, 3, 512)[0].sum(0), np.minimum(raw, 3))
+    np.testing.assert_array_equal(unary_counts(np.array([[0, 2, 5]]), 2), [[0, 1, 1, 0, 1, 1]])
+
+
+def test_objective_on_known_molecules() -> None:
+    molecules, _ = parse([CELECOXIB, ASPIRIN, "C"])
+    score = celecoxib_mpo(molecules)
+    celecoxib = molecules[0]
+    logp = Crippen.MolLogP(celecoxib)  # type: ignore[attr-defined]
+    tpsa = rdMolDescriptors.CalcTPSA(celecoxib)
+    expected = (
+        1.0  # similarity to itself
+        * math.exp(-0.5 * (logp - 3.5) ** 2)
+        * math.exp(-0.5 * ((tpsa - 80.0) / 20.0) ** 2)
+        * QED.qed(celecoxib)
+    ) ** 0.25
+    np.testing.assert_allclose(score[0], expected)
+    assert score[0] > 0.9 and score[0] > score[1] > score[2]
+    np.testing.assert_allclose(qed([Chem.MolFromSmiles("c1ccccc1")]), [0.4426], atol=1e-4)
+
+
+def test_libraries_and_their_errors(tmp_path: Path) -> None:
+    assert len(load_smiles("moses-20k")) == 20_000
+    smi = tmp_path / "lib.smi"
+    smi.write_text(f"{CELECOXIB} celecoxib\n\n{ASPIRIN}\n")
+    assert load_smiles(str(smi)) == [CELECOXIB, ASPIRIN]
+    table = tmp_path / "lib.csv"
+    table.write_text(f"name,SMILES\nc,{CELECOXIB}\na,{ASPIRIN}\n")
+    assert load_smiles(str(table)) == [CELECOXIB, ASPIRIN]
+    with pytest.raises(ValueError, match="neither a file"):
+        load_smiles(str(tmp_path / "missing.smi"))
+    (tmp_path / "empty.smi").write_text("\n")
+    with pytest.raises(ValueError, match="no molecules"):
+        load_smiles(str(tmp_path / "empty.smi"))
+    (tmp_path / "bad.csv").write_text("name\nx\n")
+    with pytest.raises(ValueError, match="no 'smiles' column"):
+        load_smiles(str(tmp_path / "bad.csv"))
+    with pytest.raises(ValueError, match=r"1 SMILES could not be parsed \(first: #2 'C1CC'"):
+        parse([ASPIRIN, "C1CC"])
+    molecules, kept = parse([ASPIRIN, "C1CC", CELECOXIB], skip_invalid=True)
+    assert len(molecules) == 2 and list(kept) == [0, 2]
+
+
+def test_screening_problem_deduplicates_and_scores_recall(tmp_path: Path) -> None:
+    library = tmp_path / "lib.smi"
+    smiles = load_smiles("moses-20k")[:200]
+    library.write_text("\n".join(smiles + [smiles[0], CELECOXIB]) + "\n")
+    problem = screening_problem(str(library), "celecoxib-mpo")
+    assert problem.num_molecules == 202 and len(problem.points) == 201  # duplicate dropped
+    best = int(np.argmin(problem.values))
+    assert problem.labels[best] == CELECOXIB
+    top = np.argsort(problem.values)[:3]
+    assert problem.recall(top[:1], 0.01) == pytest.approx(1 / 3)  # top 1% of 201 = 3
+    np.testing.assert_allclose(
+        problem.recall_curve(np.array([5, top[0], top[0], top[1]]), 0.01), [0, 1 / 3, 1 / 3, 2 / 3]
+    )
+    np.testing.assert_array_equal(problem.indices(problem.points[[7, 3]]), [7, 3])
+    again = screening_problem(str(library), "celecoxib-mpo")  # from the cache
+    np.testing.assert_array_equal(again.values, problem.values)
+    with pytest.raises(ValueError, match="unknown objective"):
+        screening_problem(str(library), "potency")
