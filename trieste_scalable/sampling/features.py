@@ -22,8 +22,9 @@ Supported kernels (:func:`feature_map_for`):
 - :class:`~trieste_scalable.kernels.Tanimoto` on binary fingerprints: MinHash sign features
   (Tripp et al. 2023): :math:`h_j(x) = \arg\min_{i: x_i = 1} \pi_{ji}` for random
   permutations :math:`\pi_j` of the bits (at most 32,767),
-  :math:`\phi_j(x) = \sqrt{\sigma^2/F}\, s_j(h_j(x))` with random signs :math:`s_j`. :math:`P(h_j(x) = h_j(x'))` is the Jaccard similarity and independent signs make
-  the other terms vanish in expectation, so :math:`\mathbb{E}[\phi(x)^T\phi(x')] = k(x, x')`.
+  :math:`\phi_j(x) = \sqrt{\sigma^2/F}\, s_j(h_j(x))` with random signs :math:`s_j`.
+  :math:`P(h_j(x) = h_j(x'))` is the Jaccard similarity and independent signs make the other
+  terms vanish in expectation, so :math:`\mathbb{E}[\phi(x)^T\phi(x')] = k(x, x')`.
 """
 
 from __future__ import annotations
