@@ -26,12 +26,11 @@ import tensorflow as tf
 from trieste import logging
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
-from trieste.observer import OBJECTIVE
 from trieste.space import SearchSpace
 from trieste.types import State, Tag, TensorType
 
 from ..models.nystrom import NystromGPR
-from .candidates import LazyArgmin, candidate_points
+from .candidates import LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
 
@@ -94,11 +93,8 @@ class _HallucinatedUCBRule(
         models: Mapping[Tag, NystromGPR],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> State[Optional[BatchUCBState], TensorType]:
-        if OBJECTIVE not in models:
-            raise ValueError(f"expected a model tagged {OBJECTIVE!r}, got tags {list(models)}")
-        model = models[OBJECTIVE]
+        model, dataset = objective_of(models, datasets)
         self._check_model(model)
-        dataset = None if datasets is None else datasets.get(OBJECTIVE)
 
         def state_func(state: Optional[BatchUCBState]) -> tuple[BatchUCBState, TensorType]:
             if state is None:

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 import tensorflow as tf
 from trieste.data import Dataset
+from trieste.observer import OBJECTIVE
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
+from trieste.types import Tag
+
+
+def objective_of(
+    models: Mapping[Tag, Any], datasets: Optional[Mapping[Tag, Dataset]]
+) -> tuple[Any, Optional[Dataset]]:
+    """The model and (if any) dataset tagged ``OBJECTIVE``: our rules optimise one objective.
+
+    :raise ValueError: If no model has that tag.
+    """
+    if OBJECTIVE not in models:
+        raise ValueError(f"expected a model tagged {OBJECTIVE!r}, got tags {list(models)}")
+    return models[OBJECTIVE], None if datasets is None else datasets.get(OBJECTIVE)
 
 
 def candidate_points(

@@ -26,9 +26,10 @@ from trieste import logging
 from trieste.acquisition.optimizer import generate_continuous_optimizer
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
-from trieste.observer import OBJECTIVE
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
+
+from .candidates import objective_of
 
 
 @dataclass(frozen=True)
@@ -100,13 +101,10 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
         models: Mapping[Tag, Any],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> State[Optional[MiniMetaState], TensorType]:
-        if OBJECTIVE not in models:
-            raise ValueError(f"expected a model tagged {OBJECTIVE!r}, got tags {list(models)}")
-        model = models[OBJECTIVE]
+        model, dataset = objective_of(models, datasets)
         for method in ("predict", "get_observation_noise"):
             if not hasattr(model, method):
                 raise ValueError(f"{type(self).__name__} needs a model with {method}()")
-        dataset = None if datasets is None else datasets.get(OBJECTIVE)
         evaluated = 0 if dataset is None else int(dataset.query_points.shape[0])
 
         def state_func(state: Optional[MiniMetaState]) -> tuple[MiniMetaState, TensorType]:

@@ -13,7 +13,6 @@ from trieste import logging
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
 from trieste.models import ProbabilisticModel
-from trieste.observer import OBJECTIVE
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
@@ -21,6 +20,7 @@ from ..numerics.rows import row_keys
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
 from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
+from .candidates import objective_of
 from .pathwise_source import PathwiseSource, pathwise_source
 
 
@@ -126,15 +126,12 @@ class BatchThompsonSampling(
         models: Mapping[Tag, ProbabilisticModel],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> State[Optional[ThompsonState], TensorType]:
-        if OBJECTIVE not in models:
-            raise ValueError(f"expected a model tagged {OBJECTIVE!r}, got tags {list(models)}")
         if not isinstance(search_space, (DiscreteSearchSpace, Box)):
             raise ValueError(
                 "BatchThompsonSampling supports DiscreteSearchSpace and Box search spaces, got "
                 f"{type(search_space).__name__}"
             )
-        model = models[OBJECTIVE]
-        dataset = None if datasets is None else datasets.get(OBJECTIVE)
+        model, dataset = objective_of(models, datasets)
 
         def state_func(state: Optional[ThompsonState]) -> tuple[ThompsonState, TensorType]:
             state = state or ThompsonState()
