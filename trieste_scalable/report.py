@@ -99,14 +99,14 @@ def plot_summary(path: Path, problem: DiscreteProblem, result: CampaignResult, t
     axes[2].plot(ends, result.model_sizes)
     axes[2].set(xlabel="evaluations", ylabel="dictionary / inducing / unique points")
     if isinstance(problem, ScreeningProblem):
-        ids = problem.indices(evaluated)
+        ids = problem.indices(result.dataset.query_points)  # initial design included
         for fraction in (0.01, 0.1):
             axes[3].plot(
                 np.arange(1, ids.size + 1),
                 problem.recall_curve(ids, fraction),
                 label=f"top {fraction:.0%}",
             )
-        axes[3].set(xlabel="evaluations", ylabel="recall")
+        axes[3].set(xlabel="evaluations (with the initial design)", ylabel="recall")
         axes[3].legend()
     fig.suptitle(title)
     fig.tight_layout()
