@@ -19,12 +19,12 @@ Supported kernels (:func:`feature_map_for`):
   = \nu)`, spec sgpts.md errata 2);
 - GPflow's zeroth-order ``ArcCosine``: :math:`\phi_j(x) = \sqrt{2\sigma^2/F}\,\Theta(\omega_j^T
   [\sqrt{w}\odot x; \sqrt{b}])` (Cho & Saul 2009; spec sgpts.md §5.11);
-- :class:`~trieste_scalable.kernels.Tanimoto` on binary fingerprints: MinHash sign features
-  (Tripp et al. 2023): :math:`h_j(x) = \arg\min_{i: x_i = 1} \pi_{ji}` for random
-  permutations :math:`\pi_j` of the bits (at most 32,767),
-  :math:`\phi_j(x) = \sqrt{\sigma^2/F}\, s_j(h_j(x))` with random signs :math:`s_j`.
-  :math:`P(h_j(x) = h_j(x'))` is the Jaccard similarity and independent signs make the other
-  terms vanish in expectation, so :math:`\mathbb{E}[\phi(x)^T\phi(x')] = k(x, x')`.
+- :class:`~trieste_scalable.kernels.Tanimoto` on binary fingerprints: MinHash (Broder 1997)
+  sign features, the hash-collision idea behind Tripp et al.'s (2023) Tanimoto random features:
+  :math:`h_j(x) = \arg\min_{i: x_i = 1} \pi_{ji}` for random permutations :math:`\pi_j` of the
+  bits (at most 32,767), :math:`\phi_j(x) = \sqrt{\sigma^2/F}\, s_j(h_j(x))` with random signs
+  :math:`s_j`. :math:`P(h_j(x) = h_j(x'))` is the Jaccard similarity and independent signs make
+  the other terms vanish in expectation, so :math:`\mathbb{E}[\phi(x)^T\phi(x')] = k(x, x')`.
 """
 
 from __future__ import annotations
