@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("--algorithms", default="ts,bbkb,mini-ucb,random")
     parser.add_argument("--budget", type=int, default=4900, help="after 100 initial molecules")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--progress", action="store_true", help="a progress bar per rule")
     args = parser.parse_args()
     start = time.perf_counter()
     problem = screening_problem(args.library, "celecoxib-mpo")
@@ -58,7 +59,9 @@ def main() -> None:
             selector="random",
         )
         start = time.perf_counter()
-        result = run_campaign(problem, model, rule, initial, args.budget, args.seed, progress=False)
+        result = run_campaign(
+            problem, model, rule, initial, args.budget, args.seed, progress=args.progress
+        )
         seconds = time.perf_counter() - start
         ids = problem.indices(result.dataset.query_points)
         curves[algorithm] = problem.recall_curve(ids, 0.01)

@@ -18,7 +18,9 @@ from trieste import logging
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
+from trieste.models.interfaces import TrainableProbabilisticModel
 from trieste.space import SearchSpace
+from trieste.types import TensorType
 
 from .acquisition import (
     BBKB,
@@ -60,13 +62,16 @@ class RandomRule(AcquisitionRule[tf.Tensor, SearchSpace, Any]):
         self._batch_size = batch_size
         self._rng = np.random.default_rng(seed)
         self._exclude = exclude_evaluated
+        self._keys: tuple[int, np.ndarray] = (0, np.zeros(0))
 
     def acquire(self, search_space, models, datasets=None):  # type: ignore[no-untyped-def]
         points = search_space.points
         allowed = np.arange(points.shape[0])
         if self._exclude and datasets:
+            if self._keys[0] != id(search_space):
+                self._keys = (id(search_space), row_keys(points.numpy()))
             evaluated = row_keys(next(iter(datasets.values())).query_points.numpy())
-            allowed = allowed[~np.isin(row_keys(points.numpy()), evaluated)]
+            allowed = allowed[~np.isin(self._keys[1], evaluated)]
         if allowed.size < self._batch_size:
             raise ValueError(
                 f"only {allowed.size} candidates are left but the batch needs {self._batch_size}"
@@ -75,6 +80,26 @@ class RandomRule(AcquisitionRule[tf.Tensor, SearchSpace, Any]):
 
     def __repr__(self) -> str:
         return f"RandomRule({self._batch_size}, exclude_evaluated={self._exclude})"
+
+
+class NoModel(TrainableProbabilisticModel):
+    """The "model" of random search: it keeps nothing and predicts nothing, so the ask/tell loop
+    costs random search no GP updates."""
+
+    def predict(self, query_points: TensorType) -> tuple[TensorType, TensorType]:
+        raise NotImplementedError("random search has no model to predict with")
+
+    def sample(self, query_points: TensorType, num_samples: int) -> TensorType:
+        raise NotImplementedError("random search has no model to sample from")
+
+    def update(self, dataset: Dataset) -> None:
+        return None
+
+    def optimize(self, dataset: Dataset) -> None:
+        return None
+
+    def log(self, dataset: Optional[Dataset] = None) -> None:
+        return None
 
 
 def build(
@@ -136,6 +161,8 @@ def build(
         else:
             rule = MiniGPEI(2.0, max_batch_size=max_batch_size)
         return model, rule
+    if algorithm == "random":
+        return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
     dictionary = (
         ExactDictionary() if algorithm == "gp-bucb" else RidgeLeverageSampler(2.0, seed=seed)
     )
@@ -150,12 +177,10 @@ def build(
         )
     elif algorithm == "bkb":
         rule = BKB(width=width, seed=seed)
-    elif algorithm == "gp-bucb":
+    else:
         rule = GPBUCB(
             width=width, max_batch_size=max_batch_size, seed=seed, allow_repeats=allow_repeats
         )
-    else:
-        rule = RandomRule(batch_size, seed, exclude_evaluated=screening)
     return model, rule
 
 
