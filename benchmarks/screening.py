@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaign import build, run_campaign  # noqa: E402
+from trieste_scalable.cli import screening_regulariser  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
 
@@ -49,7 +50,7 @@ def main() -> None:
             algorithm,
             initial,
             kernel=Tanimoto(variance=scale),
-            noise_variance=0.01 * scale,
+            noise_variance=screening_regulariser(algorithm, scale),
             width=ConfidenceWidth("constant", beta=2.0),
             batch_size=100,
             max_batch_size=100,
