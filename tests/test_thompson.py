@@ -213,3 +213,15 @@ def test_memory_stays_bounded_for_a_million_candidates() -> None:
     ).stdout
     peak_kib = int(output.strip().splitlines()[-1])
     assert peak_kib < 2.5 * 1024**2
+
+
+def test_trieste_thompson_sampling_runs_on_our_model() -> None:
+    """AdaptiveSVGP exposes what Trieste's own decoupled sampler needs."""
+    from trieste.acquisition.rule import DiscreteThompsonSampling
+    from trieste.acquisition.sampler import ThompsonSamplerFromTrajectory
+
+    data = replicated_dataset(9)
+    model = _svgp(data)
+    rule = DiscreteThompsonSampling(200, 3, thompson_sampler=ThompsonSamplerFromTrajectory())
+    batch = rule.acquire_single(_candidates(200), model, dataset=data)
+    assert batch.shape == (3, 2)
