@@ -246,13 +246,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--parts", default="abc")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seeds", type=int, default=None, help="part C seeds (default 3)")
+    parser.add_argument("--steps", type=int, default=None, help="part C steps (default 10)")
     args = parser.parse_args()
     if "a" in args.parts:
         part_a(repeats=3)
     if "b" in args.parts:
         part_b([100_000, 1_000_000])
     if "c" in args.parts:
-        part_c(seeds=1 if args.quick else 3, steps=4 if args.quick else 10)
+        seeds = args.seeds or (1 if args.quick else 3)
+        part_c(seeds=seeds, steps=args.steps or (4 if args.quick else 10))
 
 
 if __name__ == "__main__":
