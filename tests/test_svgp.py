@@ -143,6 +143,11 @@ def test_hyperparameter_fit_improves_the_bound() -> None:
     model.update(data)
     model.optimize(data)
     assert model.elbo() > fixed.elbo() + 10.0
+    known_noise = AdaptiveSVGP(
+        gpflow.kernels.Matern52(lengthscales=2.0), 1.0, data, inducing=15, fit_noise_variance=False
+    )
+    assert float(known_noise.get_observation_noise()) == pytest.approx(1.0)
+    assert known_noise.elbo() > fixed.elbo()
 
 
 def test_bad_input_is_rejected_and_loses_nothing() -> None:

@@ -56,6 +56,8 @@ class AdaptiveSVGP(
     :param selector: ``"kmeans"``, ``"greedy"``, ``"random"`` or an
         :class:`~trieste_scalable.models.inducing.InducingPointSelector`.
     :param fit_hyperparameters: Whether ``optimize`` fits kernel parameters and noise.
+    :param fit_noise_variance: Whether that fit includes the noise variance (keep it fixed when
+        it is known: fitted on little data it can collapse, and the mean then chases the noise).
     :param max_optimizer_iterations: L-BFGS-B iterations per ``optimize``.
     :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset.
     :param chunk_size: Query points per compiled call in predictions.
@@ -76,6 +78,7 @@ class AdaptiveSVGP(
         inducing: Union[InducingSchedule, int] = 500,
         selector: Union[str, InducingPointSelector] = "kmeans",
         fit_hyperparameters: bool = True,
+        fit_noise_variance: bool = True,
         max_optimizer_iterations: int = 100,
         prior_mean: Optional[float] = None,
         chunk_size: int = 2048,
@@ -92,6 +95,7 @@ class AdaptiveSVGP(
             max_optimizer_iterations=max_optimizer_iterations,
             chunk_size=chunk_size,
         )
+        gpflow.set_trainable(self._noise, fit_noise_variance)
         self._schedule = (
             inducing if isinstance(inducing, InducingSchedule) else InducingSchedule.fixed(inducing)
         )
