@@ -96,3 +96,38 @@ def test_screening_problem_deduplicates_and_scores_recall(tmp_path: Path) -> Non
     np.testing.assert_array_equal(again.values, problem.values)
     with pytest.raises(ValueError, match="unknown objective"):
         screening_problem(str(library), "potency")
+
+
+def test_tanimoto_kernel_in_our_models_matches_gpflow_gpr() -> None:
+    import gpflow
+    import tensorflow as tf
+    from trieste.data import Dataset
+
+    from trieste_scalable.kernels import Tanimoto
+    from trieste_scalable.models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR
+
+    molecules, _ = parse(load_smiles("moses-20k")[:80])
+    x = fingerprints(molecules, "bits", size=256).astype(np.float64)
+    y = celecoxib_mpo(molecules)[:, None]
+    data = Dataset(tf.constant(x[:60]), tf.constant(y[:60]))
+    mean = gpflow.mean_functions.Constant(float(y[:60].mean()))
+    gpr = gpflow.models.GPR(data.astuple(), Tanimoto(0.01), noise_variance=1e-4, mean_function=mean)
+    ref_mean, ref_var = gpr.predict_f(x[60:])
+    models = [
+        ReplicatedGPR(Tanimoto(0.01), 1e-4, data, fit_hyperparameters=False),
+        NystromGPR(
+            Tanimoto(0.01),
+            1e-4,
+            data,
+            dictionary=ExactDictionary(),
+            fit_hyperparameters=False,
+            jitter=1e-14,
+        ),
+        AdaptiveSVGP(
+            Tanimoto(0.01), 1e-4, data, inducing=60, fit_hyperparameters=False, jitter=1e-12
+        ),
+    ]
+    for model in models:
+        pred_mean, pred_var = model.predict(tf.constant(x[60:]))
+        np.testing.assert_allclose(pred_mean, ref_mean, atol=1e-6)
+        np.testing.assert_allclose(pred_var, ref_var, atol=1e-7)
