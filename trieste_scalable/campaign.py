@@ -32,7 +32,7 @@ from .acquisition import (
     MiniGPUCB,
 )
 from .models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
-from .numerics.rows import row_keys
+from .numerics.rows import row_keys, rows_in
 from .problems import DiscreteProblem
 
 ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
@@ -70,8 +70,8 @@ class RandomRule(AcquisitionRule[tf.Tensor, SearchSpace, Any]):
         if self._exclude and datasets:
             if self._keys[0] != id(search_space):
                 self._keys = (id(search_space), row_keys(points.numpy()))
-            evaluated = row_keys(next(iter(datasets.values())).query_points.numpy())
-            allowed = allowed[~np.isin(self._keys[1], evaluated)]
+            evaluated = next(iter(datasets.values())).query_points.numpy()
+            allowed = allowed[~rows_in(self._keys[1], evaluated)]
         if allowed.size < self._batch_size:
             raise ValueError(
                 f"only {allowed.size} candidates are left but the batch needs {self._batch_size}"

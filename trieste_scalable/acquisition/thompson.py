@@ -16,7 +16,7 @@ from trieste.models import ProbabilisticModel
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
-from ..numerics.rows import row_keys
+from ..numerics.rows import row_keys, rows_in
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
 from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
@@ -182,7 +182,7 @@ class BatchThompsonSampling(
         candidates, keys = self._padded(space, scorer.chunk_size)
         excluded = np.zeros(int(candidates.points.shape[0]), dtype=bool)
         if self._exclude_evaluated and dataset is not None and dataset.query_points.shape[0]:
-            excluded[: keys.size] = np.isin(keys, row_keys(dataset.query_points.numpy()))
+            excluded[: keys.size] = rows_in(keys, dataset.query_points.numpy())
         allowed = keys.size - int(excluded.sum())
         needed = self._num_query_points if self._distinct else 1
         if allowed < needed:

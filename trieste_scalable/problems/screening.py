@@ -28,12 +28,6 @@ class ScreeningProblem(DiscreteProblem):
     labels: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     num_molecules: int = 0
 
-    def recall(self, evaluated: np.ndarray, fraction: float) -> float:
-        """Share of the library's top ``fraction`` (by true value) among ``evaluated`` indices."""
-        size = max(1, int(np.ceil(fraction * len(self.values))))
-        top = np.argsort(self.values, kind="stable")[:size]
-        return float(np.isin(top, evaluated).sum() / size)
-
     def recall_curve(self, evaluated: np.ndarray, fraction: float) -> np.ndarray:
         """Recall of the top ``fraction`` after each of the ``evaluated`` indices [N]."""
         size = max(1, int(np.ceil(fraction * len(self.values))))
@@ -44,6 +38,10 @@ class ScreeningProblem(DiscreteProblem):
         new[first_seen] = True  # repeats of a molecule are not new finds
         first[top] = True
         return np.cumsum(new & first[evaluated]) / size
+
+    def recall(self, evaluated: np.ndarray, fraction: float) -> float:
+        """Share of the library's top ``fraction`` (by true value) among ``evaluated`` indices."""
+        return float(self.recall_curve(evaluated, fraction)[-1]) if evaluated.size else 0.0
 
     def metrics(self, query_points: tf.Tensor) -> dict[str, float]:
         ids = self.indices(query_points)
