@@ -190,3 +190,18 @@ def test_deepcopy_keeps_predictions() -> None:
     np.testing.assert_allclose(copied.predict(x)[0], model.predict(x)[0])
     assert isinstance(_model(data).get_inducing_variables()[0], tf.Tensor)
     assert repr(GreedyVarianceSelector()) == "GreedyVarianceSelector()"
+
+
+def test_priors_on_hyperparameters_are_used() -> None:
+    """optimize maximises bound + log prior (MAP): a tight prior pins the lengthscale."""
+    import tensorflow_probability as tfp
+
+    data = replicated_dataset(12)
+    kernel = gpflow.kernels.Matern52(lengthscales=0.5)
+    kernel.lengthscales.prior = tfp.distributions.LogNormal(
+        tf.constant(np.log(3.0), tf.float64), tf.constant(0.01, tf.float64)
+    )
+    AdaptiveSVGP(kernel, NOISE, data, inducing=15)
+    free = AdaptiveSVGP(gpflow.kernels.Matern52(lengthscales=0.5), NOISE, data, inducing=15)
+    assert float(kernel.lengthscales.numpy()) == pytest.approx(3.0, rel=0.05)
+    assert float(free.get_kernel().lengthscales.numpy()) < 1.0

@@ -155,7 +155,8 @@ class ReplicatedGPBase(
             self._mean = float(data.sums.sum() / data.counts.sum())
 
     def optimize(self, dataset: Dataset) -> Optional[Any]:
-        """Fit the trainable hyperparameters (L-BFGS-B on :meth:`_objective`).
+        """Fit the trainable hyperparameters (L-BFGS-B on :meth:`_objective` plus the log priors
+        of parameters that have one).
 
         ``dataset`` must be the one last passed to :meth:`update` (Trieste always does this).
         If the fit fails numerically, the previous hyperparameters are restored with a warning.
@@ -167,9 +168,18 @@ class ReplicatedGPBase(
             return None
         saved = [v.numpy() for v in variables]
         objective = self._objective()
+        parameters = list(self._kernel.trainable_parameters)
+        parameters += [self._noise] if self._noise.trainable else []
+
+        def loss() -> tf.Tensor:
+            # MAP, as GPflow's own models train: priors set on the kernel's or the noise's
+            # parameters (gpflow.Parameter(prior=...)) add their log densities.
+            priors = [tf.cast(p.log_prior_density(), self._dtype) for p in parameters]
+            return -(objective() + tf.add_n(priors))
+
         try:
             result = gpflow.optimizers.Scipy().minimize(
-                lambda: -objective(), variables, compile=False, options={"maxiter": self._max_iter}
+                loss, variables, compile=False, options={"maxiter": self._max_iter}
             )
             self._refactorise()
         except (CholeskyError, tf.errors.InvalidArgumentError) as error:
