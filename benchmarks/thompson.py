@@ -32,6 +32,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import gpflow  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+import tensorflow_probability as tfp  # noqa: E402
 from gpflow.keras import tf_keras  # noqa: E402
 from trieste.acquisition.rule import DiscreteThompsonSampling  # noqa: E402
 from trieste.acquisition.sampler import ThompsonSamplerFromTrajectory  # noqa: E402
@@ -158,14 +159,23 @@ def run_ts(problem, noise_variance, inducing, selector, seed, steps, batch):  # 
 
     x = problem.search_space.sample(batch, seed=seed)
     data = Dataset(x, noisy(x))
-    kernel = gpflow.kernels.Matern52(
-        variance=float(np.var(data.observations)), lengthscales=[0.2 * np.sqrt(dim)] * dim
+    variance, lengthscale = float(np.var(data.observations)), 0.2 * np.sqrt(dim)
+    kernel = gpflow.kernels.Matern52(variance=variance, lengthscales=[lengthscale] * dim)
+    # LogNormal(log(initial value), 1) priors on the kernel parameters, as Trieste's build_svgp
+    # sets them (our models' fits are MAP); the noise variance is known and kept fixed, as in
+    # build_svgp (non-trainable likelihood by default).
+    kernel.lengthscales.prior = tfp.distributions.LogNormal(
+        tf.math.log(tf.constant([lengthscale] * dim, tf.float64)), tf.constant(1.0, tf.float64)
+    )
+    kernel.variance.prior = tfp.distributions.LogNormal(
+        tf.constant(np.log(variance), tf.float64), tf.constant(1.0, tf.float64)
     )
     model = AdaptiveSVGP(
         kernel,
         noise_variance,
         inducing=inducing,
         selector=selector,
+        fit_noise_variance=False,
         max_optimizer_iterations=50,
         seed=seed,
     )
