@@ -23,7 +23,6 @@ from typing import Literal, Mapping, Optional
 
 import numpy as np
 import tensorflow as tf
-from trieste import logging
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
 from trieste.space import SearchSpace
@@ -33,6 +32,7 @@ from ..models.nystrom import NystromGPR
 from .candidates import LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
+from .summaries import write_scalars
 
 
 @dataclass(frozen=True)
@@ -158,12 +158,7 @@ class _HallucinatedUCBRule(
 
     def _log(self, stats: dict[str, float]) -> None:
         self.last_statistics = stats
-        writer = logging.get_tensorboard_writer()
-        if writer is None:
-            return
-        with writer.as_default(step=logging.get_step_number()):
-            for name, value in stats.items():
-                logging.scalar(f"{self._name}/{name}", value)
+        write_scalars(self._name, stats)
 
 
 class BBKB(_HallucinatedUCBRule):

@@ -22,7 +22,6 @@ from typing import Any, Literal, Mapping, Optional
 import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
-from trieste import logging
 from trieste.acquisition.optimizer import generate_continuous_optimizer
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
@@ -30,6 +29,7 @@ from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
 from .candidates import objective_of
+from .summaries import write_scalars
 
 
 @dataclass(frozen=True)
@@ -167,12 +167,7 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
             "repeats": count,
             "beta": self._epoch_beta,
         }
-        writer = logging.get_tensorboard_writer()
-        if writer is None:
-            return
-        with writer.as_default(step=logging.get_step_number()):
-            for name, value in self.last_statistics.items():
-                logging.scalar(f"{self._name}/{name}", value)
+        write_scalars(self._name, self.last_statistics)
 
 
 def _information(model: Any) -> float:

@@ -9,7 +9,6 @@ from typing import Any, Mapping, Optional
 import numpy as np
 import scipy.optimize
 import tensorflow as tf
-from trieste import logging
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
 from trieste.models import ProbabilisticModel
@@ -22,6 +21,7 @@ from ..sampling.pathwise import PathwiseWeights, evaluate_paired
 from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
 from .candidates import objective_of
 from .pathwise_source import PathwiseSource, pathwise_source
+from .summaries import write_scalars
 
 
 @dataclass(frozen=True)
@@ -241,12 +241,7 @@ class BatchThompsonSampling(
 
     def _log(self, stats: dict[str, float]) -> None:
         self.last_statistics = stats
-        writer = logging.get_tensorboard_writer()
-        if writer is None:
-            return
-        with writer.as_default(step=logging.get_step_number()):
-            for name, value in stats.items():
-                logging.scalar(f"thompson/{name}", value)
+        write_scalars("thompson", stats)
 
 
 def _first_free(ranked: np.ndarray) -> np.ndarray:
