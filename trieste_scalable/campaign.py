@@ -232,9 +232,11 @@ def run_campaign(
             seconds += time.perf_counter() - start
             result.dataset = ask_tell.dataset
             _record(result, model, batch, seconds)
-            _log_batch(writer, problem, result, step)
+            ids = problem.indices(result.dataset.query_points)  # one lookup per batch
+            _log_batch(writer, problem, result, step, ids)
             bar.update(int(batch.shape[0]))
-            bar.set_postfix(best=f"{_best_value(problem, result):.4f}", batch=int(batch.shape[0]))
+            best = _best_value(problem, result, ids)
+            bar.set_postfix(best=f"{best:.4f}", batch=int(batch.shape[0]))
     bar.close()
     return result
 
@@ -255,26 +257,28 @@ def _record(result: CampaignResult, model: Any, batch: tf.Tensor, seconds: float
     result.batch_seconds.append(seconds)
 
 
-def _best_value(problem: DiscreteProblem, result: CampaignResult) -> float:
-    """Noise-free value of the best evaluated candidate (what a user would recommend)."""
-    evaluated = result.dataset.query_points[result.num_initial :]
-    return float(problem.minimum + problem.regret(evaluated).min()) if len(evaluated) else np.nan
+def _best_value(problem: DiscreteProblem, result: CampaignResult, ids: np.ndarray) -> float:
+    """Noise-free value of the best candidate evaluated after the initial design (what a user
+    would recommend); ``ids`` are the candidate indices of every evaluation."""
+    evaluated = ids[result.num_initial :]
+    return float(problem.values[evaluated].min()) if evaluated.size else np.nan
 
 
-def _log_batch(writer: Any, problem: DiscreteProblem, result: CampaignResult, step: int) -> None:
+def _log_batch(
+    writer: Any, problem: DiscreteProblem, result: CampaignResult, step: int, ids: np.ndarray
+) -> None:
     if writer is None:
         return
-    evaluated = result.dataset.query_points[result.num_initial :]
-    regret = problem.regret(evaluated)
+    regret = problem.values[ids[result.num_initial :]] - problem.minimum
     with writer.as_default(step=step):
         logging.scalar("campaign/evaluations", result.num_evaluations)
-        logging.scalar("campaign/best_value", _best_value(problem, result))
+        logging.scalar("campaign/best_value", _best_value(problem, result, ids))
         logging.scalar("campaign/cumulative_regret", float(regret.sum()))
         logging.scalar("campaign/batch_size", result.batch_sizes[-1])
         logging.scalar("campaign/distinct_points_in_batch", result.distinct_per_batch[-1])
         logging.scalar("campaign/model_size", result.model_sizes[-1])
         logging.scalar("campaign/batch_seconds", result.batch_seconds[-1])
-        for name, value in problem.metrics(result.dataset.query_points).items():
+        for name, value in problem.metrics(ids).items():
             logging.scalar(f"campaign/{name}", value)
     writer.flush()
 

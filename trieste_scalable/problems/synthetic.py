@@ -68,8 +68,8 @@ class DiscreteProblem:
         """Instantaneous (noise-free) regret of each evaluated point [N]."""
         return self.values[self.indices(query_points)] - self.minimum
 
-    def metrics(self, query_points: tf.Tensor) -> dict[str, float]:
-        """Problem-specific progress measures of the evaluated points (none here)."""
+    def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
+        """Problem-specific progress measures of the evaluated candidate indices (none here)."""
         return {}
 
     def initial_data(self, num_points: int, seed: int) -> Dataset:
