@@ -31,8 +31,8 @@ from .acquisition import (
     MiniGPEI,
     MiniGPUCB,
 )
+from .acquisition.candidates import EvaluatedCandidates
 from .models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
-from .numerics.rows import row_keys, rows_in
 from .problems import DiscreteProblem
 
 ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
@@ -62,21 +62,17 @@ class RandomRule(AcquisitionRule[tf.Tensor, SearchSpace, Any]):
         self._batch_size = batch_size
         self._rng = np.random.default_rng(seed)
         self._exclude = exclude_evaluated
-        self._keys: tuple[int, np.ndarray] = (0, np.zeros(0))
+        self._evaluated = EvaluatedCandidates()
 
     def acquire(self, search_space, models, datasets=None):  # type: ignore[no-untyped-def]
         points = search_space.points
         allowed = np.arange(points.shape[0])
         if self._exclude and datasets:
-            if self._keys[0] != id(search_space):
-                self._keys = (id(search_space), row_keys(points.numpy()))
-            evaluated = next(iter(datasets.values())).query_points.numpy()
-            allowed = allowed[~rows_in(self._keys[1], evaluated)]
-        if allowed.size < self._batch_size:
-            raise ValueError(
-                f"only {allowed.size} candidates are left but the batch needs {self._batch_size}"
-            )
-        return tf.gather(points, self._rng.choice(allowed, size=self._batch_size, replace=False))
+            allowed = allowed[~self._evaluated(search_space, next(iter(datasets.values())))]
+        if allowed.size == 0:
+            raise ValueError("every candidate has been evaluated: nothing is left to pick")
+        size = min(self._batch_size, allowed.size)  # the last batch shrinks to what is left
+        return tf.gather(points, self._rng.choice(allowed, size=size, replace=False))
 
     def __repr__(self) -> str:
         return f"RandomRule({self._batch_size}, exclude_evaluated={self._exclude})"
@@ -119,14 +115,16 @@ def build(
     screening: bool = False,
     num_inducing: int = 500,
     selector: str = "kmeans",
+    budget: Optional[int] = None,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
 
     :param kernel: The GP kernel; default squared exponential with ``lengthscale`` and
         ``kernel_variance``.
-    :param screening: Never propose evaluated candidates (``ts``, ``random``) and make batches
-        distinct (``bbkb``, ``gp-bucb``): the objective is evaluated without noise.
+    :param screening: Never propose an evaluated candidate, nor one twice in a batch (every
+        rule): screening evaluates each molecule once.
     :param num_inducing: Inducing points of ``ts``'s SVGP; ``selector`` picks them.
+    :param budget: Evaluations left; bounds the MINI rules' epochs.
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
@@ -157,9 +155,13 @@ def build(
                 width="constant" if width.mode == "constant" else "theory",
                 beta=width.beta,
                 max_batch_size=max_batch_size,
+                budget=budget,
+                exclude_evaluated=screening,
             )
         else:
-            rule = MiniGPEI(2.0, max_batch_size=max_batch_size)
+            rule = MiniGPEI(
+                2.0, max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening
+            )
         return model, rule
     if algorithm == "random":
         return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
@@ -169,17 +171,25 @@ def build(
     model = NystromGPR(
         kernel, noise_variance, data, dictionary=dictionary, fit_hyperparameters=fit_hyperparameters
     )
-    if algorithm == "bbkb":
-        rule = BBKB("global", 2.0, width, max_batch_size, seed=seed, allow_repeats=allow_repeats)
-    elif algorithm == "bbkb-local":
+    if algorithm in ("bbkb", "bbkb-local"):
         rule = BBKB(
-            "global_local", 2.0, width, max_batch_size, seed=seed, allow_repeats=allow_repeats
+            "global" if algorithm == "bbkb" else "global_local",
+            2.0,
+            width,
+            max_batch_size,
+            seed=seed,
+            allow_repeats=allow_repeats,
+            exclude_evaluated=screening,
         )
     elif algorithm == "bkb":
-        rule = BKB(width=width, seed=seed)
+        rule = BKB(width=width, seed=seed, exclude_evaluated=screening)
     else:
         rule = GPBUCB(
-            width=width, max_batch_size=max_batch_size, seed=seed, allow_repeats=allow_repeats
+            width=width,
+            max_batch_size=max_batch_size,
+            seed=seed,
+            allow_repeats=allow_repeats,
+            exclude_evaluated=screening,
         )
     return model, rule
 

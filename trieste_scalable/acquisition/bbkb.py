@@ -25,11 +25,11 @@ import numpy as np
 import tensorflow as tf
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
-from trieste.space import SearchSpace
+from trieste.space import DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
 from ..models.nystrom import NystromGPR
-from .candidates import LazyArgmin, candidate_points, objective_of
+from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
 from .summaries import write_scalars
@@ -64,6 +64,7 @@ class _HallucinatedUCBRule(
         pool_size: int,
         seed: int,
         allow_repeats: bool = True,
+        exclude_evaluated: bool = False,
     ):
         if max_batch_size is not None and max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1 or None, got {max_batch_size}")
@@ -74,7 +75,9 @@ class _HallucinatedUCBRule(
         self._max_batch_size = max_batch_size
         self._pool_size = pool_size
         self._seed = seed
-        self._allow_repeats = allow_repeats
+        self._allow_repeats = allow_repeats and not exclude_evaluated
+        self._exclude_evaluated = exclude_evaluated
+        self._evaluated = EvaluatedCandidates()
 
     @property
     def width(self) -> ConfidenceWidth:
@@ -93,7 +96,7 @@ class _HallucinatedUCBRule(
         models: Mapping[Tag, NystromGPR],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> State[Optional[BatchUCBState], TensorType]:
-        model, dataset = objective_of(models, datasets)
+        model, dataset = objective_of(models, datasets, search_space)
         self._check_model(model)
 
         def state_func(state: Optional[BatchUCBState]) -> tuple[BatchUCBState, TensorType]:
@@ -101,7 +104,14 @@ class _HallucinatedUCBRule(
                 state = BatchUCBState(information=model.information_gain())
             seed = int(np.random.default_rng([self._seed, state.num_batches]).integers(2**31))
             candidates = candidate_points(search_space, dataset, self._pool_size, seed)
-            batch, information, stats = self._build_batch(model, candidates, state.information)
+            excluded = None
+            if self._exclude_evaluated and isinstance(search_space, DiscreteSearchSpace):
+                excluded = self._evaluated(search_space, dataset)
+                if excluded.all():
+                    raise ValueError("every candidate has been evaluated: nothing is left to pick")
+            batch, information, stats = self._build_batch(
+                model, candidates, state.information, excluded
+            )
             new_state = replace(
                 state,
                 information=information,
@@ -114,7 +124,11 @@ class _HallucinatedUCBRule(
         return state_func
 
     def _build_batch(
-        self, model: NystromGPR, candidates: tf.Tensor, information: float
+        self,
+        model: NystromGPR,
+        candidates: tf.Tensor,
+        information: float,
+        excluded: Optional[np.ndarray] = None,
     ) -> tuple[tf.Tensor, float, dict[str, float]]:
         start = time.perf_counter()
         posterior = model.batch_posterior()
@@ -128,6 +142,9 @@ class _HallucinatedUCBRule(
         lazy = LazyArgmin(
             mean, s2_0, alpha, lambda idx: posterior.variance(tf.gather(candidates, idx)).numpy()
         )
+        if excluded is not None:
+            lazy.exclude(np.flatnonzero(excluded))
+        selectable = lazy.num_selectable
         self._stopping.start(posterior, candidates, s2_0)
         chosen: list[int] = []
         while True:
@@ -136,7 +153,7 @@ class _HallucinatedUCBRule(
             information += self._width.information_term(variance if exact else s2_0[index], exact)
             stop = self._stopping.add(index, variance)
             full = len(chosen) >= (self._max_batch_size or np.inf)
-            if stop or full or (not self._allow_repeats and len(chosen) == len(mean)):
+            if stop or full or (not self._allow_repeats and len(chosen) == selectable):
                 break
             posterior.add(tf.gather(candidates, [index]))
             lazy.invalidate()
@@ -178,6 +195,9 @@ class BBKB(_HallucinatedUCBRule):
     :param allow_repeats: Whether a batch may select a candidate again. Repeats are what the
         algorithm does when a point's bound stays best after hallucination (under noise that is
         deliberate); ``False`` gives batches of distinct points (the next-best point instead).
+    :param exclude_evaluated: Never select a candidate of a ``DiscreteSearchSpace`` that has
+        been evaluated (nor one twice in a batch): screening a noise-free oracle, where a repeat
+        teaches nothing. The batch then ends early if the unevaluated candidates run out.
     """
 
     _name = "bbkb"
@@ -192,6 +212,7 @@ class BBKB(_HallucinatedUCBRule):
         local_switch: Literal["immediate", "after_next"] = "immediate",
         seed: int = 0,
         allow_repeats: bool = True,
+        exclude_evaluated: bool = False,
     ):
         rule: StoppingRule
         if stopping == "global":
@@ -201,7 +222,9 @@ class BBKB(_HallucinatedUCBRule):
         else:
             raise ValueError(f"stopping must be 'global' or 'global_local', got {stopping!r}")
         self.stopping = stopping
-        super().__init__(rule, width, max_batch_size, pool_size, seed, allow_repeats)
+        super().__init__(
+            rule, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated
+        )
 
     def __repr__(self) -> str:
         return (
@@ -222,8 +245,11 @@ class BKB(BBKB):
         width: WidthMode | ConfidenceWidth = "theory",
         pool_size: int = 10_000,
         seed: int = 0,
+        exclude_evaluated: bool = False,
     ):
-        super().__init__("global", 1.0, width, None, pool_size, seed=seed)
+        super().__init__(
+            "global", 1.0, width, None, pool_size, seed=seed, exclude_evaluated=exclude_evaluated
+        )
 
     def __repr__(self) -> str:
         return f"BKB(width={self._width!r})"
@@ -235,6 +261,7 @@ class GPBUCB(_HallucinatedUCBRule):
 
     :param ratio_threshold: :math:`C \\ge 1` (default 2).
     :param allow_repeats: Whether a batch may select a candidate again (see :class:`BBKB`).
+    :param exclude_evaluated: Never select an evaluated candidate (see :class:`BBKB`).
     """
 
     _name = "gp_bucb"
@@ -247,9 +274,12 @@ class GPBUCB(_HallucinatedUCBRule):
         pool_size: int = 10_000,
         seed: int = 0,
         allow_repeats: bool = True,
+        exclude_evaluated: bool = False,
     ):
         stopping = ProductStopping(ratio_threshold)
-        super().__init__(stopping, width, max_batch_size, pool_size, seed, allow_repeats)
+        super().__init__(
+            stopping, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated
+        )
 
     def _check_model(self, model: NystromGPR) -> None:
         super()._check_model(model)

@@ -11,17 +11,44 @@ from trieste.observer import OBJECTIVE
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import Tag
 
+from ..numerics.rows import row_keys, rows_in
+
 
 def objective_of(
-    models: Mapping[Tag, Any], datasets: Optional[Mapping[Tag, Dataset]]
+    models: Mapping[Tag, Any],
+    datasets: Optional[Mapping[Tag, Dataset]],
+    search_space: Optional[SearchSpace] = None,
 ) -> tuple[Any, Optional[Dataset]]:
     """The model and (if any) dataset tagged ``OBJECTIVE``: our rules optimise one objective.
 
+    With ``search_space``, also checks up front that the search space, the dataset and the
+    model (where it says its dtype) share one dtype, instead of failing inside TensorFlow.
+
     :raise ValueError: If no model has that tag.
+    :raise TypeError: On a dtype mismatch.
     """
     if OBJECTIVE not in models:
         raise ValueError(f"expected a model tagged {OBJECTIVE!r}, got tags {list(models)}")
-    return models[OBJECTIVE], None if datasets is None else datasets.get(OBJECTIVE)
+    model = models[OBJECTIVE]
+    dataset = None if datasets is None else datasets.get(OBJECTIVE)
+    if search_space is not None:
+        _check_dtypes(search_space, model, dataset)
+    return model, dataset
+
+
+def _check_dtypes(search_space: SearchSpace, model: Any, dataset: Optional[Dataset]) -> None:
+    dtypes = {}
+    if isinstance(search_space, DiscreteSearchSpace):
+        dtypes["search space"] = search_space.points.dtype
+    elif isinstance(search_space, Box):
+        dtypes["search space"] = search_space.lower.dtype
+    if dataset is not None:
+        dtypes["dataset"] = dataset.query_points.dtype
+    if isinstance(getattr(model, "dtype", None), tf.DType):
+        dtypes["model"] = model.dtype
+    if len(set(dtypes.values())) > 1:
+        found = ", ".join(f"{name} {dtype.name}" for name, dtype in dtypes.items())
+        raise TypeError(f"the search space, dataset and model must share one dtype; got {found}")
 
 
 def candidate_points(
@@ -54,6 +81,23 @@ def candidate_points(
         f"this rule supports DiscreteSearchSpace and Box search spaces, got "
         f"{type(search_space).__name__}"
     )
+
+
+class EvaluatedCandidates:
+    """Which candidates of a discrete search space have been evaluated: the rules that exclude
+    evaluated candidates share this (row keys of the candidates are computed once per space)."""
+
+    def __init__(self) -> None:
+        self._keys: tuple[int, np.ndarray] = (0, np.zeros(0))
+
+    def __call__(self, search_space: DiscreteSearchSpace, dataset: Optional[Dataset]) -> np.ndarray:
+        """Whether each candidate [N] appears among ``dataset``'s query points."""
+        points = search_space.points
+        if dataset is None or dataset.query_points.shape[0] == 0:
+            return np.zeros(int(points.shape[0]), dtype=bool)
+        if self._keys[0] != id(search_space):
+            self._keys = (id(search_space), row_keys(points.numpy()))
+        return rows_in(self._keys[1], dataset.query_points.numpy())
 
 
 class LazyArgmin:
@@ -95,11 +139,16 @@ class LazyArgmin:
         """Mark every score stale (after a hallucinated update)."""
         self._fresh[:] = False
 
-    def exclude(self, index: int) -> None:
-        """Never select ``index`` again (for batches of distinct points)."""
+    def exclude(self, index: int | np.ndarray) -> None:
+        """Never select ``index`` (one or several) again (for batches of distinct points)."""
         self._mean[index] = np.inf
         self._scores[index] = np.inf
         self._fresh[index] = True
+
+    @property
+    def num_selectable(self) -> int:
+        """Candidates not excluded."""
+        return int(np.isfinite(self._mean).sum())
 
     def argmin(self) -> tuple[int, float]:
         """Index of the exact current argmin and its current variance."""

@@ -28,7 +28,7 @@ from trieste.data import Dataset
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
-from .candidates import objective_of
+from .candidates import EvaluatedCandidates, objective_of
 from .summaries import write_scalars
 
 
@@ -48,11 +48,25 @@ class MiniMetaState:
     last_point: Optional[tuple[float, ...]] = None
 
 
-def repeats(ratio_threshold: float, noise: float, variance: float) -> int:
-    """:math:`B_h = \\max(1, \\lfloor (C^2 - 1)\\lambda/\\sigma^2 \\rfloor)` (never 0)."""
+MAX_REPEATS = 10_000
+"""Hard cap on one epoch's repeats: at a (numerically) zero posterior variance the formula asks
+for unboundedly many (any number keeps the ratio below C)."""
+
+
+def repeats(ratio_threshold: float, noise: float, variance: float, cap: int = MAX_REPEATS) -> int:
+    """:math:`B_h = \\max(1, \\lfloor (C^2 - 1)\\lambda/\\sigma^2 \\rfloor)`, at most ``cap``
+    (never 0; ``cap`` also at zero variance).
+
+    :raise ValueError: If the variance is NaN (a broken posterior must not pick a batch size).
+    """
+    if math.isnan(variance):
+        raise ValueError("the posterior variance is NaN: cannot size the epoch")
+    if cap < 1:
+        raise ValueError(f"the repeat cap must be positive, got {cap}")
     if variance <= 0:
-        return 1 << 30  # a noise-free posterior: any number of repeats keeps the ratio below C
-    return max(1, math.floor((ratio_threshold**2 - 1.0) * noise / variance))
+        return cap
+    count = (ratio_threshold**2 - 1.0) * noise / variance  # a float: no integer overflow
+    return int(min(max(1.0, math.floor(count) if math.isfinite(count) else cap), cap))
 
 
 class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], SearchSpace, Any]):
@@ -66,6 +80,7 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
         max_batch_size: Optional[int],
         budget: Optional[int],
         num_initial_samples: int,
+        exclude_evaluated: bool = False,
     ):
         if not ratio_threshold > 1.0:
             raise ValueError(f"the ratio threshold C must be > 1, got {ratio_threshold}")
@@ -76,6 +91,8 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
         self._max_batch_size = max_batch_size
         self._budget = budget
         self._num_initial_samples = num_initial_samples
+        self._exclude_evaluated = exclude_evaluated
+        self._evaluated = EvaluatedCandidates()
 
     def _scores(self, mean: tf.Tensor, variance: tf.Tensor, beta: float) -> tf.Tensor:
         """Scores [N] to minimise from the posterior mean and latent variance [N]."""
@@ -101,7 +118,7 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
         models: Mapping[Tag, Any],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> State[Optional[MiniMetaState], TensorType]:
-        model, dataset = objective_of(models, datasets)
+        model, dataset = objective_of(models, datasets, search_space)
         for method in ("predict", "get_observation_noise"):
             if not hasattr(model, method):
                 raise ValueError(f"{type(self).__name__} needs a model with {method}()")
@@ -114,10 +131,11 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
             point = self._best_point(search_space, model, dataset, evaluated)  # [1, D]
             _, variance = model.predict(point)
             noise = float(tf.convert_to_tensor(model.get_observation_noise()))
-            count = repeats(self.ratio_threshold, noise, float(variance[0, 0]))
-            count = min(count, self._max_batch_size or count)
+            cap = min(self._max_batch_size or MAX_REPEATS, MAX_REPEATS)
+            cap = 1 if self._exclude_evaluated else cap
             if self._budget is not None:
-                count = min(count, self._budget - state.evaluations)
+                cap = min(cap, self._budget - state.evaluations)
+            count = repeats(self.ratio_threshold, noise, float(variance[0, 0]), cap)
             key = tuple(float(v) for v in point.numpy()[0])
             new_state = replace(
                 state,
@@ -139,8 +157,13 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
             self._epoch_beta = beta
             mean, variance = model.predict(search_space.points)  # one prediction per epoch
             self._epoch_start(search_space, model, dataset, mean[:, 0])
-            scores = self._scores(mean[:, 0], variance[:, 0], beta)
-            return tf.gather(search_space.points, [int(tf.argmin(scores))])
+            scores = self._scores(mean[:, 0], variance[:, 0], beta).numpy()
+            if self._exclude_evaluated:
+                done = self._evaluated(search_space, dataset)
+                if done.all():
+                    raise ValueError("every candidate has been evaluated: nothing is left to pick")
+                scores[done] = np.inf
+            return tf.gather(search_space.points, [int(np.argmin(scores))])
         if isinstance(search_space, Box):
             # heuristic: no guarantee on continuous spaces (spec minimeta.md §2, limitations)
             beta = self._beta(model, 0, evaluated)
@@ -187,8 +210,12 @@ class MiniGPUCB(_MiniMetaRule):
         :math:`\\beta = F + \\sqrt{\\log\\det(I + K_t/\\lambda) + \\log(1/\\delta)}`),
         ``"bayesian"`` (Thm. 4.5: :math:`\\sqrt{2\\log(|A| (t+1)^2 \\pi^2/(6\\delta))}`) or
         ``"constant"`` (``beta``, Trieste's ``NegativeLowerConfidenceBound`` convention).
-    :param max_batch_size: Cap on :math:`B_h` (e.g. workers available).
+    :param max_batch_size: Cap on :math:`B_h` (e.g. workers available); never more than
+        :data:`MAX_REPEATS`.
     :param budget: Total evaluations this rule may request; the last epoch is cut to it.
+    :param exclude_evaluated: Never pick an evaluated candidate of a ``DiscreteSearchSpace``,
+        and evaluate each pick once (no repeats): for noise-free oracles, where a repeat teaches
+        nothing. Leave it off under noise, where the repeats are the point of MINI-META.
     """
 
     _name = "mini_gp_ucb"
@@ -203,8 +230,11 @@ class MiniGPUCB(_MiniMetaRule):
         max_batch_size: Optional[int] = None,
         budget: Optional[int] = None,
         num_initial_samples: int = 1000,
+        exclude_evaluated: bool = False,
     ):
-        super().__init__(ratio_threshold, max_batch_size, budget, num_initial_samples)
+        super().__init__(
+            ratio_threshold, max_batch_size, budget, num_initial_samples, exclude_evaluated
+        )
         if width not in ("theory", "bayesian", "constant"):
             raise ValueError(f"width must be 'theory', 'bayesian' or 'constant', got {width!r}")
         if not 0 < delta < 1:
@@ -239,6 +269,9 @@ class MiniGPEI(_MiniMetaRule):
         ``"constant"`` (``beta``; 1 is plain EI).
     :param incumbent: ``"candidates"`` (the paper: min of the mean over the candidate set) or
         ``"evaluated"`` (Wang and de Freitas: over evaluated points).
+    :param max_batch_size: As for :class:`MiniGPUCB`.
+    :param budget: As for :class:`MiniGPUCB`.
+    :param exclude_evaluated: As for :class:`MiniGPUCB`.
     """
 
     _name = "mini_gp_ei"
@@ -253,8 +286,11 @@ class MiniGPEI(_MiniMetaRule):
         max_batch_size: Optional[int] = None,
         budget: Optional[int] = None,
         num_initial_samples: int = 1000,
+        exclude_evaluated: bool = False,
     ):
-        super().__init__(ratio_threshold, max_batch_size, budget, num_initial_samples)
+        super().__init__(
+            ratio_threshold, max_batch_size, budget, num_initial_samples, exclude_evaluated
+        )
         if width not in ("theory", "constant"):
             raise ValueError(f"width must be 'theory' or 'constant', got {width!r}")
         if incumbent not in ("candidates", "evaluated"):

@@ -42,6 +42,12 @@ class StoppingRule(ABC):
         self._candidates = candidates
         self._s2_0 = batch_start_variance
 
+    def __getstate__(self) -> dict:
+        """The settings only: the batch in progress (a posterior holding compiled functions,
+        which cannot be copied) is not part of a copy or a pickle."""
+        transient = ("_posterior", "_candidates", "_s2_0")
+        return {k: v for k, v in self.__dict__.items() if k not in transient}
+
     @abstractmethod
     def add(self, index: int, in_batch_variance: float) -> bool:
         """Account for the selected candidate ``index`` (selected with ``in_batch_variance``,

@@ -131,7 +131,7 @@ class BatchThompsonSampling(
                 "BatchThompsonSampling supports DiscreteSearchSpace and Box search spaces, got "
                 f"{type(search_space).__name__}"
             )
-        model, dataset = objective_of(models, datasets)
+        model, dataset = objective_of(models, datasets, search_space)
 
         def state_func(state: Optional[ThompsonState]) -> tuple[ThompsonState, TensorType]:
             state = state or ThompsonState()
@@ -184,15 +184,13 @@ class BatchThompsonSampling(
         if self._exclude_evaluated and dataset is not None and dataset.query_points.shape[0]:
             excluded[: keys.size] = rows_in(keys, dataset.query_points.numpy())
         allowed = keys.size - int(excluded.sum())
-        needed = self._num_query_points if self._distinct else 1
-        if allowed < needed:
-            raise ValueError(
-                f"only {allowed} candidates are left to choose from but the batch needs {needed} "
-                "distinct points: shrink the batch or stop the campaign"
-            )
+        if allowed == 0:
+            raise ValueError("every candidate has been evaluated: nothing is left to pick")
+        # fewer candidates left than the batch: the batch shrinks to them (the last batch)
+        needed = min(self._num_query_points, allowed) if self._distinct else 1
         values, index = scorer.lowest(candidates, tf.constant(excluded), draws, weights, needed)
         index = index.numpy()
-        chosen = _first_free(index) if self._distinct else index[:, 0]
+        chosen = _first_free(index[:needed]) if self._distinct else index[:, 0]
         return tf.gather(space.points, chosen)
 
     def _box_batch(
@@ -245,8 +243,8 @@ class BatchThompsonSampling(
 
 
 def _first_free(ranked: np.ndarray) -> np.ndarray:
-    """For each sample in turn, its best-ranked candidate no earlier sample took. ``ranked`` [B, B]
-    holds each sample's B best candidates, so a free one always exists. The loop is over the B
+    """For each sample in turn, its best-ranked candidate no earlier sample took. ``ranked`` [K, K]
+    holds each of K samples' K best candidates, so a free one always exists. The loop is over the B
     samples, not the candidates."""
     taken: set[int] = set()
     chosen = np.empty(ranked.shape[0], dtype=np.int64)

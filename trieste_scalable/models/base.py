@@ -9,6 +9,7 @@ from abc import ABC, abstractmethod
 from typing import Any, Callable, Optional
 
 import gpflow
+import numpy as np
 import tensorflow as tf
 from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
@@ -42,6 +43,13 @@ class ReplicatedGPBase(
     :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset's
         observations (the initial design) and keeps it: later data concentrate near the optimum,
         so re-centring on them would make unexplored regions look falsely promising.
+
+    Observations are centred before anything is summed: the model keeps a *centre* (one of the
+    observations, or the given prior mean) and stores the sufficient statistics of
+    ``y - centre``, each difference formed per observation (exact by Sterbenz's lemma when the
+    observations share a large offset). The numerics then see small numbers only, so the
+    evidence, the weights and the fitted hyperparameters are the same for outputs offset by
+    10^12 as without the offset; the centre is added back to predicted means.
     :param fit_hyperparameters: Whether :meth:`optimize` fits the trainable hyperparameters.
     :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
     :param chunk_size: Query points per compiled call; bounds memory in predictions.
@@ -73,12 +81,17 @@ class ReplicatedGPBase(
             self._noise = gpflow.Parameter(
                 noise_variance, transform=positive(1e-12), dtype=self._dtype
             )
-        self._mean = prior_mean
+        if prior_mean is not None and not np.isfinite(prior_mean):
+            raise ValueError(f"prior_mean must be finite, got {prior_mean}")
+        self._centre: Optional[float] = prior_mean  # fixed by the first update if None
+        self._mean = 0.0  # the prior mean relative to the centre
         self._fit = fit_hyperparameters
         self._max_iter = max_optimizer_iterations
         self._chunk_size = chunk_size
         self._data: Optional[ReplicatedData] = None
         self._ops: Any = None
+        self.fit_rejections = 0
+        """Fits that failed or ended worse than they started and were undone."""
 
     # ----------------------------------------------------------------- template methods
     @abstractmethod
@@ -149,10 +162,23 @@ class ReplicatedGPBase(
         """
         input_dim = None if self._data is None else self._data.inputs.shape[1]
         x, y = validate_dataset(dataset, self._dtype, input_dim)
-        data = aggregate(x, y)
-        self._absorb(data)
-        if self._mean is None:
-            self._mean = float(data.sums.sum() / data.counts.sum())
+        centre, mean = self._centre, self._mean
+        if centre is None:  # the first dataset's mean, as centre + a small remainder
+            centre = float(y[0, 0])
+            mean = float(np.mean(y - y[0, 0]))
+        data = aggregate(x, y - np.asarray(centre, dtype=y.dtype))
+        previous = self._centre, self._mean
+        self._centre, self._mean = centre, mean
+        try:
+            self._absorb(data)
+        except Exception:
+            self._centre, self._mean = previous
+            raise
+
+    @property
+    def prior_mean(self) -> Optional[float]:
+        """The constant prior mean (``None`` until the first dataset fixes it)."""
+        return None if self._centre is None else self._centre + self._mean
 
     def optimize(self, dataset: Dataset) -> Optional[Any]:
         """Fit the trainable hyperparameters (L-BFGS-B on :meth:`_objective` plus the log priors
@@ -177,18 +203,27 @@ class ReplicatedGPBase(
             priors = [tf.cast(p.log_prior_density(), self._dtype) for p in parameters]
             return -(objective() + tf.add_n(priors))
 
-        try:
-            result = gpflow.optimizers.Scipy().minimize(
-                loss, variables, compile=False, options={"maxiter": self._max_iter}
-            )
-            self._refactorise()
-        except (CholeskyError, tf.errors.InvalidArgumentError) as error:
+        def restore(reason: str) -> None:
             for variable, value in zip(variables, saved):
                 variable.assign(value)
             self._refactorise()
-            warnings.warn(
-                f"hyperparameter fit failed ({error}); previous values restored", stacklevel=2
+            self.fit_rejections += 1
+            warnings.warn(f"hyperparameter fit {reason}; previous values restored", stacklevel=3)
+
+        try:
+            start = float(loss())
+            result = gpflow.optimizers.Scipy().minimize(
+                loss, variables, compile=False, options={"maxiter": self._max_iter}
             )
+            end = float(loss())
+            self._refactorise()
+        except (CholeskyError, tf.errors.InvalidArgumentError) as error:
+            restore(f"failed ({error})")
+            return None
+        # L-BFGS-B may stop on a point worse than its start (float32 gradients of a bound with
+        # rounding noise): check progress instead of trusting its success flag.
+        if not np.isfinite(end) or (np.isfinite(start) and end > start):
+            restore(f"ended at a loss {end:.6g} worse than its start {start:.6g}")
             return None
         return result
 
@@ -197,7 +232,7 @@ class ReplicatedGPBase(
         flat = self._flatten(query_points)
         mean, var = chunked_map(self._latent_marginals, flat, self._chunk_size)
         shape = tf.concat([tf.shape(query_points)[:-1], [1]], axis=0)
-        return tf.reshape(mean, shape), tf.reshape(var, shape)
+        return tf.reshape(mean + self._centre_tensor(), shape), tf.reshape(var, shape)
 
     @inherit_check_shapes
     def predict_y(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -210,7 +245,7 @@ class ReplicatedGPBase(
         batch_shape = tf.shape(x)[:-2]
         flat = tf.reshape(x, [-1, x.shape[-2], x.shape[-1]])
         cov = tf.map_fn(self._latent_covariance, flat)
-        mean = tf.map_fn(lambda pts: self._latent_marginals(pts)[0], flat)
+        mean = tf.map_fn(lambda pts: self._latent_marginals(pts)[0], flat) + self._centre_tensor()
         num = tf.shape(x)[-2]
         mean = tf.reshape(mean, tf.concat([batch_shape, [num, 1]], axis=0))
         cov = tf.reshape(cov, tf.concat([batch_shape, [1, num, num]], axis=0))
@@ -236,6 +271,7 @@ class ReplicatedGPBase(
             logging.scalar(f"{self._log_name}/unique_points", self.num_unique_points)
             logging.scalar(f"{self._log_name}/evaluations", self._data.num_evaluations)
             logging.scalar(f"{self._log_name}/noise_variance", self._noise.numpy())
+            logging.scalar(f"{self._log_name}/fit_rejections", self.fit_rejections)
             write_summary_kernel_parameters(self._kernel)
             self._log_extra()
 
@@ -245,11 +281,12 @@ class ReplicatedGPBase(
             raise ValueError(f"{type(self).__name__} has no data yet: call update(dataset) first")
         return self._data
 
-    def _prior_mean(self, data: ReplicatedData) -> tf.Tensor:
-        """The constant prior mean, fixed by the first dataset unless given."""
-        if self._mean is None:
-            return tf.constant(data.sums.sum() / data.counts.sum(), dtype=self._dtype)
+    def _prior_mean(self) -> tf.Tensor:
+        """The constant prior mean relative to the centre (the data are stored centred)."""
         return tf.constant(self._mean, dtype=self._dtype)
+
+    def _centre_tensor(self) -> tf.Tensor:
+        return tf.constant(self._centre or 0.0, dtype=self._dtype)
 
     def _check_points(self, query_points: tf.Tensor) -> tf.Tensor:
         self._require_data()

@@ -121,7 +121,7 @@ class NystromGPR(ReplicatedGPBase):
         refactorise."""
         start = time.perf_counter()
         previous = self._posterior or dtc.prior_posterior(
-            data.inputs.shape[1], 1, tf.convert_to_tensor(self._noise), self._prior_mean(data)
+            data.inputs.shape[1], 1, tf.convert_to_tensor(self._noise), self._prior_mean()
         )
         batch_start = self._marginals(previous, tf.constant(data.inputs))[1].numpy()
         index = np.sort(self._policy.select(data.counts, batch_start))
@@ -179,7 +179,7 @@ class NystromGPR(ReplicatedGPBase):
             tf.constant(data.counts),
             tf.constant(data.sums),
             tf.convert_to_tensor(self._noise),
-            self._prior_mean(data),
+            self._prior_mean(),
             self._jitter,
         )
 

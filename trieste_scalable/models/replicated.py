@@ -102,7 +102,7 @@ class ReplicatedGPR(ReplicatedGPBase):
 
     def _install(self, data: ReplicatedData, chol: tf.Tensor) -> None:
         """Condition on ``data`` given the Cholesky factor of its :math:`M` (assigns last)."""
-        mean = self._prior_mean(data)
+        mean = self._prior_mean()
         alpha = self.compiled.weights(chol, tf.constant(data.means), mean)
         self._posterior = replicated.ReplicatedPosterior(
             tf.constant(data.inputs), chol, alpha, mean
@@ -117,7 +117,7 @@ class ReplicatedGPR(ReplicatedGPBase):
             tf.constant(data.means),
             tf.constant(data.within_sum_squares, dtype=self._dtype),
         )
-        mean = self._prior_mean(data)
+        mean = self._prior_mean()
         return lambda: self.compiled.log_marginal_likelihood(
             *args, self.get_observation_noise(), mean
         )

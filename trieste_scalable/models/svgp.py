@@ -154,9 +154,11 @@ class AdaptiveSVGP(
     def get_mean_function(self) -> Callable[[tf.Tensor], tf.Tensor]:
         """The constant prior mean as a GPflow mean function (the same object every call, so
         compiled consumers do not retrace)."""
-        mean = self.posterior.mean
+        mean = self.posterior.mean + self._centre_tensor()
         if self._mean_function is None:
-            self._mean_function = gpflow.mean_functions.Constant(mean)
+            # GPflow builds the parameter in its default float: build it in the model's dtype
+            with gpflow.config.as_context(gpflow.config.Config(float=self._dtype)):
+                self._mean_function = gpflow.mean_functions.Constant(mean)
             gpflow.set_trainable(self._mean_function, False)
         else:
             self._mean_function.c.assign(mean)
@@ -187,7 +189,7 @@ class AdaptiveSVGP(
             q_sqrt = tf.eye(capacity, dtype=self._dtype)
         else:
             q_mu, q_sqrt = self.compiled.project(self._posterior, padded, mask, chol, jitter)
-        mean = self._prior_mean(data)
+        mean = self._prior_mean()
         self._posterior = svgp.WhitenedPosterior(padded, mask, chol, q_mu, q_sqrt, mean)
         self._data, self._absolute_jitter, self._q_is_optimal = data, float(jitter), False
         self._selection_seconds = time.perf_counter() - start
