@@ -10,11 +10,16 @@ continued after an interruption with ``--resume``.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import Any, Optional, Sequence
 
+from .errors import CampaignError, UsageError
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
+
+MIN_NOISE_VARIANCE = 1e-12  # the lower bound of the models' positive() noise transform
 
 
 def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch: int) -> None:
@@ -70,14 +75,37 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _validate(args: argparse.Namespace) -> None:
+    """Every setting checked before anything is computed or written.
+
+    :raise UsageError: Naming the first bad setting.
+    """
+    positive = ["budget", "initial", "batch_size", "beta"]
+    positive += ["lengthscale", "kernel_variance"] if args.command == "optimize" else []
+    for name in positive:
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    for name in ("max_batch_size", "num_candidates"):
+        value = getattr(args, name, None)
+        if value is not None and value < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    if args.command == "screen" and not (math.isfinite(args.noise) and args.noise >= 0):
+        raise UsageError(f"--noise must be finite and non-negative, got {args.noise}")
+    if args.command == "optimize" and not (
+        math.isfinite(args.noise_variance) and args.noise_variance > MIN_NOISE_VARIANCE
+    ):
+        raise UsageError(
+            f"--noise-variance must be finite and above {MIN_NOISE_VARIANCE:g} (the models' "
+            f"floor), got {args.noise_variance}"
+        )
+
+
 def _check_counts(args: argparse.Namespace, num_candidates: int) -> None:
-    for name in ("budget", "initial", "batch_size"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive")
     if args.initial + args.budget > num_candidates and (
         args.command == "screen" or args.algorithm == "random"
     ):
-        raise ValueError(
+        raise UsageError(
             f"--initial + --budget = {args.initial + args.budget} exceeds the "
             f"{num_candidates} candidates (screening never evaluates a candidate twice)"
         )
@@ -100,16 +128,17 @@ def _screen(args: argparse.Namespace) -> int:
     from .problems.screening import screening_problem
     from .session import run_session
 
-    if args.noise < 0:
-        raise ValueError("--noise must be non-negative")
     print(f"featurising {args.library} (cached after the first run)...")
-    problem = screening_problem(
-        args.library,
-        args.objective,
-        args.fingerprint,
-        noise_std=args.noise,
-        skip_invalid=args.skip_invalid,
-    )
+    try:
+        problem = screening_problem(
+            args.library,
+            args.objective,
+            args.fingerprint,
+            noise_std=args.noise,
+            skip_invalid=args.skip_invalid,
+        )
+    except ValueError as error:  # the library or its settings: a usage error
+        raise UsageError(str(error)) from error
     _check_counts(args, len(problem.points))
     print(
         f"{args.algorithm} screening {len(problem.points)} unique fingerprints "
@@ -117,7 +146,7 @@ def _screen(args: argparse.Namespace) -> int:
         f"logs in {args.logdir}"
     )
 
-    def models(data: Any) -> tuple[Any, Any]:
+    def models(data: Any, remaining: int) -> tuple[Any, Any]:
         scale = float(np.var(data.observations.numpy())) or 1.0
         return build(
             args.algorithm,
@@ -131,6 +160,7 @@ def _screen(args: argparse.Namespace) -> int:
             seed=args.seed,
             screening=True,
             selector="random",
+            budget=remaining,
         )
 
     result = run_session(problem, vars(args), models)
@@ -162,7 +192,7 @@ def _optimize(args: argparse.Namespace) -> int:
         f"d={problem.points.shape[1]}, budget {args.budget}; logs in {args.logdir}"
     )
 
-    def models(data: Any) -> tuple[Any, Any]:
+    def models(data: Any, remaining: int) -> tuple[Any, Any]:
         return build(
             args.algorithm,
             data,
@@ -174,6 +204,7 @@ def _optimize(args: argparse.Namespace) -> int:
             max_batch_size=args.max_batch_size,
             fit_hyperparameters=args.fit,
             seed=args.seed,
+            budget=remaining,
         )
 
     result = run_session(problem, vars(args), models)
@@ -191,12 +222,17 @@ def _optimize(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
     args = _parser().parse_args(argv)
     try:
+        _validate(args)
         return _screen(args) if args.command == "screen" else _optimize(args)
-    except (ValueError, TypeError) as error:
+    except UsageError as error:
         print(f"trieste-scalable: error: {error}", file=sys.stderr)
         return 2
+    except Exception as error:  # a runtime failure: one clear line, not a traceback
+        print(f"trieste-scalable: error: {_describe(error)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(
             f"\ninterrupted: every finished batch is in {args.logdir}/evaluations.csv; "
@@ -204,6 +240,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             file=sys.stderr,
         )
         return 130
+
+
+def _describe(error: Exception) -> str:
+    """One line for a runtime failure (TensorFlow's messages span many lines)."""
+    message = str(error).strip().splitlines()
+    kind = "" if isinstance(error, (CampaignError, ValueError)) else f"{type(error).__name__}: "
+    return kind + (message[0] if message else type(error).__name__)
 
 
 if __name__ == "__main__":

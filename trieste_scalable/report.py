@@ -1,79 +1,15 @@
-"""Campaign outputs a person reads: a CSV of every evaluation (appended batch by batch, so an
-interrupted campaign loses nothing and can resume from it) and a PNG summary plot."""
+"""The campaign summary a person looks at: a PNG plot (the evaluation log is
+:mod:`trieste_scalable.evaluation_log`)."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
-import tensorflow as tf
-from trieste.data import Dataset
 
 from .campaign import CampaignResult
 from .problems import DiscreteProblem
 from .problems.screening import ScreeningProblem
-
-
-class EvaluationLog:
-    """``evaluations.csv``: one row per evaluation with its batch (0 = initial design), candidate
-    index, the candidate (SMILES for screening, coordinates otherwise), the observation and the
-    noise-free value.
-
-    :param path: The CSV file.
-    :param problem: The problem whose candidates are logged.
-    """
-
-    def __init__(self, path: Path, problem: DiscreteProblem):
-        self.path = path
-        self.problem = problem
-
-    def _header(self) -> list[str]:
-        if isinstance(self.problem, ScreeningProblem):
-            return ["batch", "index", "smiles", "observed", "score"]
-        dim = self.problem.points.shape[1]
-        return ["batch", "index"] + [f"x{i}" for i in range(dim)] + ["observed", "true"]
-
-    def start(self, initial: Dataset) -> None:
-        """Create the file with the initial design as batch 0."""
-        with open(self.path, "w", newline="") as handle:
-            csv.writer(handle).writerow(self._header())
-        self.append(0, initial)
-
-    def append(self, batch: int, data: Dataset) -> None:
-        """Append one batch of observations and flush it to disk."""
-        ids = self.problem.indices(data.query_points)
-        observed = data.observations.numpy()[:, 0]
-        true = self.problem.values[ids]
-        with open(self.path, "a", newline="") as handle:
-            writer = csv.writer(handle)
-            for i, row_id in enumerate(ids):
-                if isinstance(self.problem, ScreeningProblem):
-                    what = [self.problem.labels[row_id]]
-                    value = f"{-true[i]:.6g}"
-                else:
-                    what = [f"{v:.6g}" for v in self.problem.points[row_id]]
-                    value = f"{true[i]:.6g}"
-                writer.writerow([batch, int(row_id), *what, f"{observed[i]:.10g}", value])
-
-    def read(self) -> tuple[Dataset, np.ndarray]:
-        """The logged evaluations as a dataset, and the batch of each row.
-
-        :raise ValueError: If the file is missing, malformed or names unknown candidates.
-        """
-        if not self.path.is_file():
-            raise ValueError(f"nothing to resume: {self.path} does not exist")
-        with open(self.path, newline="") as handle:
-            rows = list(csv.DictReader(handle))
-        if not rows or "index" not in rows[0] or "observed" not in rows[0]:
-            raise ValueError(f"{self.path} is not an evaluation log of this tool")
-        ids = np.array([int(row["index"]) for row in rows])
-        if ids.min() < 0 or ids.max() >= len(self.problem.points):
-            raise ValueError(f"{self.path} names candidates outside this problem's library")
-        observed = np.array([float(row["observed"]) for row in rows])
-        batches = np.array([int(row["batch"]) for row in rows])
-        points = tf.constant(self.problem.points[ids])
-        return Dataset(points, tf.constant(observed[:, None], dtype=points.dtype)), batches
 
 
 def plot_summary(path: Path, problem: DiscreteProblem, result: CampaignResult, title: str) -> None:

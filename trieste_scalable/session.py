@@ -1,67 +1,135 @@
 """One command-line campaign in its output directory: settings, the evaluation log, resuming.
 
-The directory holds ``run.json`` (the settings), ``evaluations.csv`` (appended after every batch),
-TensorBoard event files and ``summary.png``. ``--resume`` reloads the log, checks the settings are
-the same, rebuilds the model from the logged evaluations and continues to the budget: nothing is
-evaluated twice.
+The directory holds ``run.json`` (the settings and the library's content hash),
+``evaluations.csv`` (see :mod:`trieste_scalable.evaluation_log`), TensorBoard event files,
+``summary.png`` and ``.lock`` (see :mod:`trieste_scalable.logdir`). ``--resume`` takes the lock,
+checks the settings and the library are the same, reloads the log, rebuilds the model from it and
+continues to the budget: nothing is evaluated twice, nothing logged is lost.
+
+Failure behaviour: the model and rule are built (so every setting is validated) before anything
+is written; a new campaign that fails before its first batch after the initial design is logged
+removes its ``run.json`` and ``evaluations.csv``, so a corrected rerun is not blocked.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import numpy as np
+from trieste.data import Dataset
 
 from .campaign import CampaignResult, run_campaign
+from .errors import CampaignError, UsageError
+from .evaluation_log import EvaluationLog
+from .logdir import CampaignLock
 from .problems import DiscreteProblem
-from .report import EvaluationLog, plot_summary
+from .report import plot_summary
 
 # Settings that may change when resuming (everything else must match the original run).
-RESUMABLE = {"budget", "quiet", "resume", "logdir", "command"}
+RESUMABLE = {"budget", "quiet", "resume", "logdir", "command", "batch_size", "max_batch_size"}
+LIBRARY_HASH = "library_sha256"
+
+Build = Callable[[Dataset, int], tuple[Any, Any]]
+"""Maps the data so far and the evaluations left to the (model, rule) pair."""
 
 
 def run_session(
-    problem: DiscreteProblem,
-    settings: dict[str, Any],
-    build: Callable[[Any], tuple[Any, Any]],
+    problem: DiscreteProblem, settings: dict[str, Any], build: Build
 ) -> CampaignResult:
     """Start or resume the campaign described by ``settings`` (the parsed command line).
 
-    :param build: Maps the data so far to the (model, rule) pair.
-    :raise ValueError: On an output directory holding another campaign, or a bad log.
+    :raise UsageError: On a directory holding another campaign, nothing to resume, or changed
+        settings.
+    :raise CampaignError: If another process holds the directory, or on a damaged log or
+        settings file, or a changed library.
     """
     logdir = Path(settings["logdir"])
-    logdir.mkdir(parents=True, exist_ok=True)
+    if logdir.exists() and not logdir.is_dir():
+        raise UsageError(f"--logdir {logdir} is a file, not a directory")
+    lock = CampaignLock(logdir)
+    existed = logdir.is_dir()
+    if existed:
+        lock.acquire()  # before reading anything: names the holder if the directory is in use
+    try:
+        if settings["resume"]:
+            return _resume(problem, settings, build, logdir)
+        return _start(problem, settings, build, logdir, lock, existed)
+    finally:
+        lock.release()
+
+
+def _start(
+    problem: DiscreteProblem,
+    settings: dict[str, Any],
+    build: Build,
+    logdir: Path,
+    lock: CampaignLock,
+    existed: bool,
+) -> CampaignResult:
     log = EvaluationLog(logdir / "evaluations.csv", problem)
     saved = logdir / "run.json"
-    previous = None
-    if settings["resume"]:
-        _check_same_campaign(saved, settings)
-        data, batches = log.read()
-        previous = CampaignResult(data, num_initial=int(np.sum(batches == 0)))
-        steps = batches[batches > 0]
-        for step in np.unique(steps):
-            previous.batch_sizes.append(int(np.sum(steps == step)))
-            previous.distinct_per_batch.append(previous.batch_sizes[-1])
-            previous.model_sizes.append(0)
-            previous.batch_seconds.append(0.0)
-        print(f"resuming: {previous.num_evaluations} evaluations after the initial design found")
-    else:
-        if log.path.exists():
-            raise ValueError(
-                f"{logdir} already holds a campaign: pass --resume to continue it, or choose "
-                "another --logdir"
-            )
-        data = problem.initial_data(settings["initial"], settings["seed"])
-        log.start(data)
-        saved.write_text(json.dumps(settings, indent=2, sort_keys=True))
-    model, rule = build(data)
-    if previous is not None and previous.num_evaluations >= settings["budget"]:
+    _refuse_overwrite(saved, log)
+    data = problem.initial_data(settings["initial"], settings["seed"])
+    model, rule = build(data, settings["budget"])  # validates every setting: nothing written yet
+    if not existed:
+        logdir.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+        _refuse_overwrite(saved, log)  # another campaign may have started meanwhile
+    _write_atomically(saved, json.dumps({**settings, LIBRARY_HASH: problem.content_hash()}))
+    log.start(data)
+    batches = [0]
+
+    def append(step: int, new_data: Dataset) -> None:
+        log.append(step, new_data)
+        batches[0] += 1
+
+    try:
+        return _run(problem, settings, model, rule, data, logdir, None, append)
+    except Exception:
+        if batches[0] == 0:  # failed before any batch: leave nothing that blocks a rerun
+            for path in (saved, log.path):
+                path.unlink(missing_ok=True)
+        raise
+
+
+def _resume(
+    problem: DiscreteProblem, settings: dict[str, Any], build: Build, logdir: Path
+) -> CampaignResult:
+    log = EvaluationLog(logdir / "evaluations.csv", problem)
+    saved = logdir / "run.json"
+    if not saved.is_file():
+        raise UsageError(f"nothing to resume: {saved} does not exist")
+    _check_same_campaign(saved, settings, problem.content_hash())
+    data, batches = log.read()
+    previous = CampaignResult(data, num_initial=int(np.sum(batches == 0)))
+    steps = batches[batches > 0]
+    for step in np.unique(steps):
+        previous.batch_sizes.append(int(np.sum(steps == step)))
+        previous.distinct_per_batch.append(previous.batch_sizes[-1])
+        previous.model_sizes.append(0)
+        previous.batch_seconds.append(0.0)
+    print(f"resuming: {previous.num_evaluations} evaluations after the initial design found")
+    if previous.num_evaluations >= settings["budget"]:
         print("the campaign had already reached its budget")
         return previous
+    model, rule = build(data, settings["budget"] - previous.num_evaluations)
+    return _run(problem, settings, model, rule, data, logdir, previous, log.append)
+
+
+def _run(
+    problem: DiscreteProblem,
+    settings: dict[str, Any],
+    model: Any,
+    rule: Any,
+    data: Dataset,
+    logdir: Path,
+    previous: Optional[CampaignResult],
+    append: Callable[[int, Dataset], None],
+) -> CampaignResult:
     start = time.perf_counter()
     result = run_campaign(
         problem,
@@ -73,7 +141,7 @@ def run_session(
         str(logdir),
         not settings["quiet"],
         previous=previous,
-        on_batch=log.append,
+        on_batch=append,
     )
     title = f"{settings['algorithm']} on {problem.name}"
     plot_summary(logdir / "summary.png", problem, result, title)
@@ -81,10 +149,31 @@ def run_session(
     return result
 
 
-def _check_same_campaign(saved: Path, settings: dict[str, Any]) -> None:
-    if not saved.is_file():
-        raise ValueError(f"nothing to resume: {saved} does not exist")
-    original = json.loads(saved.read_text())
+def _refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
+    if saved.exists() or log.path.exists():
+        raise UsageError(
+            f"{saved.parent} already holds a campaign: pass --resume to continue it, or choose "
+            "another --logdir"
+        )
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
+def _check_same_campaign(saved: Path, settings: dict[str, Any], library_hash: str) -> None:
+    try:
+        original = json.loads(saved.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CampaignError(f"{saved} is damaged ({error}); cannot check the settings") from None
+    if not isinstance(original, dict):
+        raise CampaignError(f"{saved} is damaged: expected a JSON object of settings")
+    logged_hash = original.pop(LIBRARY_HASH, None)
     changed = sorted(
         key
         for key in set(original) | set(settings)
@@ -92,4 +181,10 @@ def _check_same_campaign(saved: Path, settings: dict[str, Any]) -> None:
     )
     if changed:
         details = ", ".join(f"{k}: {original.get(k)!r} -> {settings.get(k)!r}" for k in changed)
-        raise ValueError(f"--resume needs the original settings (changed: {details})")
+        raise UsageError(f"--resume needs the original settings (changed: {details})")
+    if logged_hash is not None and logged_hash != library_hash:
+        raise CampaignError(
+            f"the library's content changed since this campaign ran ({saved}: {LIBRARY_HASH} "
+            f"{logged_hash[:12]}..., now {library_hash[:12]}...): its logged evaluations would "
+            "be attached to the wrong candidates; restore the original library file"
+        )

@@ -20,6 +20,7 @@ import hashlib
 import io
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -163,15 +164,32 @@ def cache_dir() -> Path:
     return Path(base) / "trieste-scalable"
 
 
-def cached(name: str, key: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
-    """``compute()``, stored in the cache directory under ``name`` and a hash of ``key``."""
-    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+CACHE_VERSION = 2  # part of every cache key: bump it when a cached computation changes
+
+
+def cached(
+    name: str,
+    key: str,
+    compute: Callable[[], np.ndarray],
+    valid: Callable[[np.ndarray], bool] = lambda value: True,
+) -> np.ndarray:
+    """``compute()``, stored in the cache directory under ``name`` and a hash of ``key``.
+
+    An entry that cannot be read (empty, truncated, not an array) or that ``valid`` rejects (a
+    wrong shape for this library) is reported, recomputed and rewritten: a damaged cache never
+    pairs the wrong fingerprints with the wrong scores. Writes are atomic (temporary + rename).
+    """
+    digest = hashlib.sha256(f"{CACHE_VERSION}|{key}".encode()).hexdigest()[:20]
     path = cache_dir() / f"{name}-{digest}.npy"
     if path.is_file():
         try:
-            return np.load(path)
-        except (OSError, ValueError):
-            pass  # a damaged cache entry is recomputed
+            value = np.load(path, allow_pickle=False)
+            if valid(value):
+                return value
+            problem = f"shape {value.shape} does not fit this library"
+        except (OSError, ValueError, EOFError) as error:
+            problem = str(error) or type(error).__name__
+        print(f"cache entry {path} is damaged ({problem}); recomputing it", file=sys.stderr)
     value = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".{os.getpid()}.tmp.npy")

@@ -4,12 +4,13 @@ whole library (so recall of the best molecules can be scored)."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..numerics.rows import row_keys
-from .molecules import OBJECTIVES, cached, fingerprints, load_smiles, parse
+from .molecules import COUNT_CAP, OBJECTIVES, cached, fingerprints, load_smiles, parse
 from .synthetic import DiscreteProblem
 
 
@@ -41,6 +42,21 @@ class ScreeningProblem(DiscreteProblem):
     def recall(self, evaluated: np.ndarray, fraction: float) -> float:
         """Share of the library's top ``fraction`` (by true value) among ``evaluated`` indices."""
         return float(self.recall_curve(evaluated, fraction)[-1]) if evaluated.size else 0.0
+
+    def content_hash(self) -> str:
+        """SHA-256 of the candidates' SMILES and scores, in order."""
+        digest = hashlib.sha256("\n".join(self.labels).encode())
+        digest.update(np.ascontiguousarray(self.values).tobytes())
+        return digest.hexdigest()
+
+    def identity_columns(self) -> list[str]:
+        return ["smiles"]
+
+    def identity(self, index: int) -> list[str]:
+        return [str(self.labels[index])]
+
+    def identity_matches(self, index: np.ndarray, logged: list[list[str]]) -> np.ndarray:
+        return np.array([row == [self.labels[i]] for i, row in zip(index, logged)], dtype=bool)
 
     def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
         return {
@@ -75,16 +91,24 @@ def screening_problem(
             parsed.extend(parse(smiles, skip_invalid))
         return parsed[0]
 
-    kept = cached("kept", f"{key}|{skip_invalid}", lambda: (molecules(), parsed[1])[1])
+    kept = cached(
+        "kept",
+        f"{key}|{skip_invalid}",
+        lambda: (molecules(), parsed[1])[1],
+        lambda value: _valid_kept(value, len(smiles)),
+    )
+    width = size * (COUNT_CAP if fingerprint == "counts" else 1)
     points = cached(
         "fingerprints",
         f"{key}|{skip_invalid}|{fingerprint}|{radius}|{size}",
         lambda: fingerprints(molecules(), fingerprint, radius, size),
+        lambda value: value.shape == (kept.size, width),
     )
     scores = cached(
         f"objective-{objective}",
         f"{key}|{skip_invalid}",
         lambda: OBJECTIVES[objective](molecules()),
+        lambda value: value.shape == (kept.size,) and bool(np.all(np.isfinite(value))),
     )
     _, first = np.unique(row_keys(points), return_index=True)
     first = np.sort(first)
@@ -95,4 +119,16 @@ def screening_problem(
         noise_std=noise_std,
         labels=np.array(smiles, dtype=object)[kept[first]],
         num_molecules=int(kept.size),
+    )
+
+
+def _valid_kept(kept: np.ndarray, num_smiles: int) -> bool:
+    """Indices of parsed molecules: strictly increasing integers within the library."""
+    return bool(
+        kept.ndim == 1
+        and kept.size > 0
+        and np.issubdtype(kept.dtype, np.integer)
+        and kept[0] >= 0
+        and kept[-1] < num_smiles
+        and np.all(np.diff(kept) > 0)
     )

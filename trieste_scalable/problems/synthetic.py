@@ -7,6 +7,7 @@ thousands of candidates in d = 2..8, a smooth objective scaled to [0, 1] and Gau
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -71,6 +72,32 @@ class DiscreteProblem:
     def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
         """Problem-specific progress measures of the evaluated candidate indices (none here)."""
         return {}
+
+    def content_hash(self) -> str:
+        """SHA-256 of the candidates and their values: a resumed campaign checks it, so a
+        changed candidate set cannot silently re-label logged evaluations."""
+        digest = hashlib.sha256(np.ascontiguousarray(self.points).tobytes())
+        digest.update(np.ascontiguousarray(self.values).tobytes())
+        return digest.hexdigest()
+
+    def identity_columns(self) -> list[str]:
+        """Names of the log columns that identify a candidate: its coordinates."""
+        return [f"x{i}" for i in range(self.points.shape[1])]
+
+    def identity(self, index: int) -> list[str]:
+        """The identifying columns of candidate ``index`` as logged."""
+        return [f"{v:.6g}" for v in self.points[index]]
+
+    def identity_matches(self, index: np.ndarray, logged: list[list[str]]) -> np.ndarray:
+        """Whether each logged identity [N][C] is that of candidate ``index`` [N] (coordinates
+        to the logged precision)."""
+        try:
+            coordinates = np.array(logged, dtype=np.float64).reshape(len(index), -1)
+        except ValueError:
+            return np.zeros(len(index), dtype=bool)
+        if coordinates.shape[1] != self.points.shape[1]:
+            return np.zeros(len(index), dtype=bool)
+        return np.all(np.isclose(coordinates, self.points[index], rtol=1e-5, atol=1e-8), axis=1)
 
     def initial_data(self, num_points: int, seed: int) -> Dataset:
         """``num_points`` distinct candidates chosen uniformly, observed with noise."""
