@@ -1,0 +1,82 @@
+"""A real campaign process: a second one on its directory is refused naming it; SIGKILL at a
+random point of a batch, then ``--resume``, loses nothing and evaluates nothing twice."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from trieste_scalable.problems.molecules import load_smiles
+
+
+def _command(library: Path, logdir: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "trieste_scalable",
+        "screen",
+        "--library",
+        str(library),
+        "--algorithm",
+        "ts",
+        "--initial",
+        "10",
+        "--batch-size",
+        "10",
+        "--budget",
+        "150",
+        "--logdir",
+        str(logdir),
+        "--quiet",
+        *extra,
+    ]
+
+
+def _rows(logdir: Path) -> list[dict[str, str]]:
+    with open(logdir / "evaluations.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_concurrent_campaign_is_refused_and_sigkill_then_resume_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:300]) + "\n")
+    logdir = tmp_path / "run"
+    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
+    first = subprocess.Popen(_command(library, logdir), env=env, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and first.poll() is None:
+            if (logdir / "evaluations.csv").exists() and len(_rows(logdir)) >= 30:
+                break
+            time.sleep(0.05)
+        assert first.poll() is None, "the campaign ended before it could be interrupted"
+        second = subprocess.run(
+            _command(library, logdir, "--resume"), env=env, capture_output=True, text=True
+        )
+        assert second.returncode == 1
+        assert f"in use by another campaign (pid {first.pid}" in second.stderr
+        time.sleep(np.random.default_rng(0).uniform(0.0, 0.5))  # somewhere inside a batch
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    killed_at = len(_rows(logdir))
+    assert 30 <= killed_at < 160
+    resumed = subprocess.run(
+        _command(library, logdir, "--resume"), env=env, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    rows = _rows(logdir)
+    assert len(rows) == 160  # the initial design and the budget, exactly
+    assert len({row["smiles"] for row in rows}) == 160  # nothing evaluated twice
+    assert all(np.isfinite(float(row["observed"])) for row in rows)
