@@ -1,7 +1,9 @@
 """Trieste models: the Nystrom (DTC) GP of BKB/BBKB/GP-BUCB with its dictionary policies, and
 the exact replicated-input GP of MINI-META, and the adaptive SVGP of S-GP-TS."""
 
+from .builders import build_adaptive_svgp, build_nystrom_gpr, build_replicated_gpr
 from .dictionary import DictionaryPolicy, ExactDictionary, RidgeLeverageSampler
+from .fitting import FitSchedule
 from .in_batch import InBatchPosterior
 from .inducing import (
     GreedyVarianceSelector,
@@ -16,6 +18,10 @@ from .svgp import AdaptiveSVGP
 
 __all__ = [
     "AdaptiveSVGP",
+    "FitSchedule",
+    "build_adaptive_svgp",
+    "build_nystrom_gpr",
+    "build_replicated_gpr",
     "GreedyVarianceSelector",
     "InducingPointSelector",
     "InducingSchedule",

@@ -24,8 +24,9 @@ from trieste.models.interfaces import (
 )
 from trieste.models.utils import write_summary_kernel_parameters
 
-from ..numerics.linalg import CholeskyError, chunked_map, jittered_cholesky
+from ..numerics.linalg import chunked_map, jittered_cholesky
 from .data import ReplicatedData, aggregate, validate_dataset
+from .fitting import FitOutcome, FitSchedule, degeneracy, fit_hyperparameters, input_scales
 
 
 class ReplicatedGPBase(
@@ -53,6 +54,12 @@ class ReplicatedGPBase(
     :param fit_hyperparameters: Whether :meth:`optimize` fits the trainable hyperparameters.
     :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
     :param chunk_size: Query points per compiled call; bounds memory in predictions.
+    :param fit_schedule: When :meth:`optimize` refits (default: every call).
+    :param num_prior_samples: Draws from the priors scored as starts of each fit (parameters
+        with priors only; the current values and those the model was built with are always
+        scored).
+    :param fit_noise_variance: Whether fits include the noise variance (keep it fixed when it
+        is known: fitted on little noisy data it can absorb the signal).
     """
 
     _log_name = "model"
@@ -66,6 +73,9 @@ class ReplicatedGPBase(
         fit_hyperparameters: bool,
         max_optimizer_iterations: int,
         chunk_size: int,
+        fit_schedule: Optional[FitSchedule] = None,
+        num_prior_samples: int = 10,
+        fit_noise_variance: bool = True,
     ):
         if not noise_variance > 0:
             raise ValueError(f"noise_variance must be positive, got {noise_variance}")
@@ -85,13 +95,20 @@ class ReplicatedGPBase(
             raise ValueError(f"prior_mean must be finite, got {prior_mean}")
         self._centre: Optional[float] = prior_mean  # fixed by the first update if None
         self._mean = 0.0  # the prior mean relative to the centre
+        gpflow.set_trainable(self._noise, fit_noise_variance)
         self._fit = fit_hyperparameters
         self._max_iter = max_optimizer_iterations
         self._chunk_size = chunk_size
         self._data: Optional[ReplicatedData] = None
         self._ops: Any = None
+        self._fit_schedule = fit_schedule or FitSchedule()
+        self._num_prior_samples = num_prior_samples
+        # the values the model was built with: always one of the fits' starts
+        self._initial_values = [p.numpy() for p in self._hyperparameters()]
+        self._last_fit_size = 0
+        self._fit_outcomes: list[FitOutcome] = []
         self.fit_rejections = 0
-        """Fits that failed or ended worse than they started and were undone."""
+        """Fits that failed, ended worse than they started or were degenerate, and were undone."""
 
     # ----------------------------------------------------------------- template methods
     @abstractmethod
@@ -181,21 +198,27 @@ class ReplicatedGPBase(
         return None if self._centre is None else self._centre + self._mean
 
     def optimize(self, dataset: Dataset) -> Optional[Any]:
-        """Fit the trainable hyperparameters (L-BFGS-B on :meth:`_objective` plus the log priors
-        of parameters that have one).
+        """Fit the trainable hyperparameters: MAP (the objective of :meth:`_objective` plus the
+        log priors of parameters that have one), multi-start, checked for progress and
+        degeneracy (:func:`~trieste_scalable.models.fitting.fit_hyperparameters`), when the
+        model's :class:`~trieste_scalable.models.fitting.FitSchedule` says a refit is due.
 
         ``dataset`` must be the one last passed to :meth:`update` (Trieste always does this).
-        If the fit fails numerically, the previous hyperparameters are restored with a warning.
+        A fit that fails, ends worse than it started or is degenerate is undone (the last good
+        hyperparameters stay) with a warning, and counted in :attr:`fit_rejections`.
         """
-        if not self._fit or self._data is None:
+        data = self._data
+        if not self._fit or data is None:
             return None
-        variables = list(self._kernel.trainable_variables) + list(self._noise.trainable_variables)
-        if not variables:
+        if not self._fit_schedule.due(data.counts.size, self._last_fit_size):
             return None
-        saved = [v.numpy() for v in variables]
+        pairs = [
+            (p, v) for p, v in zip(self._hyperparameters(), self._initial_values) if p.trainable
+        ]
+        if not pairs:
+            return None
+        parameters = [p for p, _ in pairs]
         objective = self._objective()
-        parameters = list(self._kernel.trainable_parameters)
-        parameters += [self._noise] if self._noise.trainable else []
 
         def loss() -> tf.Tensor:
             # MAP, as GPflow's own models train: priors set on the kernel's or the noise's
@@ -203,29 +226,51 @@ class ReplicatedGPBase(
             priors = [tf.cast(p.log_prior_density(), self._dtype) for p in parameters]
             return -(objective() + tf.add_n(priors))
 
-        def restore(reason: str) -> None:
-            for variable, value in zip(variables, saved):
-                variable.assign(value)
-            self._refactorise()
-            self.fit_rejections += 1
-            warnings.warn(f"hyperparameter fit {reason}; previous values restored", stacklevel=3)
+        spacing, extent = input_scales(data.inputs)
+        noise = self._noise
 
-        try:
-            start = float(loss())
-            result = gpflow.optimizers.Scipy().minimize(
-                loss, variables, compile=False, options={"maxiter": self._max_iter}
+        def check() -> Optional[str]:
+            return degeneracy(self._kernel, float(noise.numpy()), spacing, extent)
+
+        outcome = fit_hyperparameters(
+            loss,
+            parameters,
+            [v for _, v in pairs],
+            check,
+            max_iterations=self._max_iter,
+            num_prior_samples=self._num_prior_samples,
+            max_attempts=3,
+            seed=len(self._fit_outcomes),
+        )
+        self._fit_outcomes.append(outcome)
+        self._refactorise()
+        if not outcome.accepted:
+            self.fit_rejections += 1
+            warnings.warn(
+                f"hyperparameter fit {outcome.reason}; previous values restored", stacklevel=2
             )
-            end = float(loss())
-            self._refactorise()
-        except (CholeskyError, tf.errors.InvalidArgumentError) as error:
-            restore(f"failed ({error})")
             return None
-        # L-BFGS-B may stop on a point worse than its start (float32 gradients of a bound with
-        # rounding noise): check progress instead of trusting its success flag.
-        if not np.isfinite(end) or (np.isfinite(start) and end > start):
-            restore(f"ended at a loss {end:.6g} worse than its start {start:.6g}")
-            return None
-        return result
+        self._last_fit_size = data.counts.size
+        return outcome.result
+
+    def _exact_objective(self, log_marginal_likelihood: Callable[..., tf.Tensor]) -> Callable[
+        [], tf.Tensor
+    ]:
+        """The exact log likelihood of every evaluation (``replicated.log_marginal_likelihood``
+        compiled for this model's kernel), reading the noise live."""
+        data = self._require_data()
+        args = (
+            tf.constant(data.inputs),
+            tf.constant(data.counts),
+            tf.constant(data.means),
+            tf.constant(data.within_sum_squares, dtype=self._dtype),
+        )
+        mean = self._prior_mean()
+        return lambda: log_marginal_likelihood(*args, self.get_observation_noise(), mean)
+
+    def _hyperparameters(self) -> list[gpflow.Parameter]:
+        """The kernel's parameters and the noise variance, in a fixed order."""
+        return list(self._kernel.parameters) + [self._noise]
 
     @inherit_check_shapes
     def predict(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -272,6 +317,8 @@ class ReplicatedGPBase(
             logging.scalar(f"{self._log_name}/evaluations", self._data.num_evaluations)
             logging.scalar(f"{self._log_name}/noise_variance", self._noise.numpy())
             logging.scalar(f"{self._log_name}/fit_rejections", self.fit_rejections)
+            if self._fit_outcomes:
+                logging.scalar(f"{self._log_name}/fit_attempts", self._fit_outcomes[-1].attempts)
             write_summary_kernel_parameters(self._kernel)
             self._log_extra()
 

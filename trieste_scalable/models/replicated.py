@@ -15,6 +15,7 @@ from ..numerics.compiled import CompiledReplicated
 from ..numerics.linalg import jittered_cholesky
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
+from .fitting import FitSchedule
 
 
 class ReplicatedGPR(ReplicatedGPBase):
@@ -47,6 +48,9 @@ class ReplicatedGPR(ReplicatedGPBase):
         *,
         fit_hyperparameters: bool = True,
         max_optimizer_iterations: int = 100,
+        fit_schedule: Optional[FitSchedule] = None,
+        num_prior_samples: int = 10,
+        fit_noise_variance: bool = True,
         prior_mean: Optional[float] = None,
         chunk_size: int = 4096,
         jitter: float = 0.0,
@@ -55,6 +59,10 @@ class ReplicatedGPR(ReplicatedGPBase):
         """
         :param fit_hyperparameters: Whether :meth:`optimize` fits kernel and noise.
         :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
+        :param fit_schedule: When ``optimize`` refits (default every call; see
+            :class:`~trieste_scalable.models.fitting.FitSchedule`).
+        :param num_prior_samples: Prior draws scored as starts of each fit.
+        :param fit_noise_variance: Whether fits include the noise variance.
         :param prior_mean: Constant prior mean; ``None`` takes the first dataset's mean.
         :param chunk_size: Query points per compiled call.
         :param jitter: First relative jitter tried when factorising from scratch.
@@ -67,6 +75,9 @@ class ReplicatedGPR(ReplicatedGPBase):
             fit_hyperparameters=fit_hyperparameters,
             max_optimizer_iterations=max_optimizer_iterations,
             chunk_size=chunk_size,
+            fit_schedule=fit_schedule,
+            num_prior_samples=num_prior_samples,
+            fit_noise_variance=fit_noise_variance,
         )
         self._jitter = jitter
         self._jit_compile = jit_compile
@@ -110,17 +121,7 @@ class ReplicatedGPR(ReplicatedGPBase):
         self._data = data
 
     def _objective(self) -> Callable[[], tf.Tensor]:
-        data = self._require_data()
-        args = (
-            tf.constant(data.inputs),
-            tf.constant(data.counts),
-            tf.constant(data.means),
-            tf.constant(data.within_sum_squares, dtype=self._dtype),
-        )
-        mean = self._prior_mean()
-        return lambda: self.compiled.log_marginal_likelihood(
-            *args, self.get_observation_noise(), mean
-        )
+        return self._exact_objective(self.compiled.log_marginal_likelihood)
 
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         return self.compiled.marginals(self._require_posterior(), x)

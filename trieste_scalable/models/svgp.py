@@ -23,6 +23,7 @@ from ..numerics.compiled import CompiledSVGP
 from ..numerics.linalg import capacity_for, jittered_cholesky, pad_rows
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
+from .fitting import FitSchedule
 from .inducing import InducingPointSelector, InducingSchedule, selector_named
 
 
@@ -59,6 +60,12 @@ class AdaptiveSVGP(
     :param fit_noise_variance: Whether that fit includes the noise variance (keep it fixed when
         it is known: fitted on little data it can collapse, and the mean then chases the noise).
     :param max_optimizer_iterations: L-BFGS-B iterations per ``optimize``.
+    :param fit_schedule: When ``optimize`` refits (default every call; see
+        :class:`~trieste_scalable.models.fitting.FitSchedule`).
+    :param num_prior_samples: Prior draws scored as starts of each fit.
+    :param exact_fit_limit: Up to this many unique inputs, ``optimize`` fits the exact log
+        likelihood (O(n^3), a second at n = 1,000 on two cores); beyond, the SGPR bound, which is
+        biased towards noise when the inducing points do not cover the data.
     :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset.
     :param chunk_size: Query points per compiled call in predictions.
     :param jitter: First relative jitter tried on :math:`K_{ZZ}` (escalated on failure).
@@ -80,6 +87,9 @@ class AdaptiveSVGP(
         fit_hyperparameters: bool = True,
         fit_noise_variance: bool = True,
         max_optimizer_iterations: int = 100,
+        fit_schedule: Optional[FitSchedule] = None,
+        num_prior_samples: int = 10,
+        exact_fit_limit: int = 1000,
         prior_mean: Optional[float] = None,
         chunk_size: int = 2048,
         jitter: float = 1e-6,
@@ -94,13 +104,16 @@ class AdaptiveSVGP(
             fit_hyperparameters=fit_hyperparameters,
             max_optimizer_iterations=max_optimizer_iterations,
             chunk_size=chunk_size,
+            fit_schedule=fit_schedule,
+            num_prior_samples=num_prior_samples,
+            fit_noise_variance=fit_noise_variance,
         )
-        gpflow.set_trainable(self._noise, fit_noise_variance)
         self._schedule = (
             inducing if isinstance(inducing, InducingSchedule) else InducingSchedule.fixed(inducing)
         )
         self._selector = selector_named(selector, seed) if isinstance(selector, str) else selector
         self._jitter = jitter
+        self._exact_fit_limit = exact_fit_limit
         self._num_rff_features = num_rff_features
         self._jit_compile = jit_compile
         self._posterior: Optional[svgp.WhitenedPosterior] = None
@@ -212,6 +225,8 @@ class AdaptiveSVGP(
         self._absolute_jitter, self._q_is_optimal = float(jitter), True
 
     def _objective(self) -> Callable[[], tf.Tensor]:
+        if self._require_data().counts.size <= self._exact_fit_limit:
+            return self._exact_objective(self.compiled.exact_evidence)
         data, post = self._require_data(), self.posterior
         args = (
             post.inducing,

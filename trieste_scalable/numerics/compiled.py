@@ -51,6 +51,9 @@ class CompiledDTC:
         self.evidence = compile_(
             sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
         )
+        self.exact_evidence = compile_(
+            replicated.log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
+        )
 
     def tracing_counts(self) -> dict[str, int]:
         """Traces of each compiled function so far (tests assert these stay at one)."""
@@ -128,6 +131,9 @@ class CompiledSVGP:
         )
         self.evidence = compile_(
             sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
+        )
+        self.exact_evidence = compile_(
+            replicated.log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
         )
 
     def tracing_counts(self) -> dict[str, int]:
