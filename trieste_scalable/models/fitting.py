@@ -171,7 +171,9 @@ def _prior_draw(parameter: gpflow.Parameter, seed: int) -> np.ndarray:
     prior = parameter.prior
     assert prior is not None
     shape = parameter.shape if prior.batch_shape == [] else []  # scalar prior, vector parameter
-    return prior.sample(shape, seed=seed).numpy()
+    # a stateless seed pair: the same draws whatever ran before (an int seed would depend on
+    # TensorFlow's global random state)
+    return prior.sample(shape, seed=tf.constant([seed, 0], tf.int32)).numpy()
 
 
 def _loss_at(
