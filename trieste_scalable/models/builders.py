@@ -12,7 +12,7 @@ from several starts (:mod:`trieste_scalable.models.fitting`), as Trieste's model
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import gpflow
 from trieste.data import Dataset
@@ -42,59 +42,45 @@ def trieste_kernel_and_noise(
     return gpr.kernel, float(gpr.likelihood.variance.numpy())
 
 
-def build_nystrom_gpr(
-    data: Dataset,
-    search_space: SearchSpace,
-    kernel_priors: bool = True,
-    likelihood_variance: Optional[float] = None,
-    trainable_likelihood: bool = False,
-    kernel: Optional[gpflow.kernels.Kernel] = None,
-    **options: Any,
-) -> NystromGPR:
-    """A :class:`NystromGPR` conditioned on ``data`` with Trieste's initial kernel and noise.
+ModelType = TypeVar("ModelType", NystromGPR, ReplicatedGPR, AdaptiveSVGP)
 
-    :param options: Further :class:`NystromGPR` arguments (``dictionary``, ``fit_schedule``...).
+
+def _builder(model_type: type[ModelType], summary: str) -> Callable[..., ModelType]:
+    def build(
+        data: Dataset,
+        search_space: SearchSpace,
+        kernel_priors: bool = True,
+        likelihood_variance: Optional[float] = None,
+        trainable_likelihood: bool = False,
+        kernel: Optional[gpflow.kernels.Kernel] = None,
+        **options: Any,
+    ) -> ModelType:
+        start, noise = trieste_kernel_and_noise(
+            data, search_space, kernel_priors, likelihood_variance, kernel
+        )
+        return model_type(start, noise, data, fit_noise_variance=trainable_likelihood, **options)
+
+    build.__doc__ = f"""{summary}
+
+    :param data: The initial data (the model is conditioned on it).
+    :param search_space: Scales the lengthscales, as in Trieste's ``build_gpr``.
+    :param kernel_priors: LogNormal priors on the kernel's variance and lengthscales.
+    :param likelihood_variance: The noise variance; default the data's variance / 100.
+    :param trainable_likelihood: Whether fits include the noise variance.
+    :param kernel: A kernel to use instead of Trieste's Matern-5/2 (no priors are added).
+    :param options: Further arguments of :class:`{model_type.__name__}`.
     """
-    kernel, noise = trieste_kernel_and_noise(
-        data, search_space, kernel_priors, likelihood_variance, kernel
-    )
-    return NystromGPR(kernel, noise, data, fit_noise_variance=trainable_likelihood, **options)
+    return build
 
 
-def build_replicated_gpr(
-    data: Dataset,
-    search_space: SearchSpace,
-    kernel_priors: bool = True,
-    likelihood_variance: Optional[float] = None,
-    trainable_likelihood: bool = False,
-    kernel: Optional[gpflow.kernels.Kernel] = None,
-    **options: Any,
-) -> ReplicatedGPR:
-    """A :class:`ReplicatedGPR` conditioned on ``data`` with Trieste's initial kernel and noise.
-
-    :param options: Further :class:`ReplicatedGPR` arguments.
-    """
-    kernel, noise = trieste_kernel_and_noise(
-        data, search_space, kernel_priors, likelihood_variance, kernel
-    )
-    return ReplicatedGPR(kernel, noise, data, fit_noise_variance=trainable_likelihood, **options)
-
-
-def build_adaptive_svgp(
-    data: Dataset,
-    search_space: SearchSpace,
-    kernel_priors: bool = True,
-    likelihood_variance: Optional[float] = None,
-    trainable_likelihood: bool = False,
-    kernel: Optional[gpflow.kernels.Kernel] = None,
-    **options: Any,
-) -> AdaptiveSVGP:
-    """An :class:`AdaptiveSVGP` on ``data`` (updated and fitted once, as its constructor does)
-    with Trieste's initial kernel and noise.
-
-    :param options: Further :class:`AdaptiveSVGP` arguments (``inducing``, ``selector``...).
-    """
-    kernel, noise = trieste_kernel_and_noise(
-        data, search_space, kernel_priors, likelihood_variance, kernel
-    )
-    return AdaptiveSVGP(kernel, noise, data, fit_noise_variance=trainable_likelihood, **options)
+build_nystrom_gpr = _builder(
+    NystromGPR, "A :class:`NystromGPR` with Trieste's initial kernel and noise (BBKB, BKB, GPBUCB)."
+)
+build_replicated_gpr = _builder(
+    ReplicatedGPR, "A :class:`ReplicatedGPR` with Trieste's initial kernel and noise (MINI-META)."
+)
+build_adaptive_svgp = _builder(
+    AdaptiveSVGP,
+    "An :class:`AdaptiveSVGP` (updated and fitted once, as its constructor does) with Trieste's "
+    "initial kernel and noise (batch TS).",
+)
