@@ -71,7 +71,7 @@ def degeneracy(
 
     - a lengthscale below a tenth of the typical spacing of the data (neighbouring inputs then
       have a correlation below exp(-50): nothing is interpolated, every point is its own);
-    - a lengthscale above 1,000 times the extent of the data (a flat function);
+    - every lengthscale above 1,000 times the extent of the data (a flat function);
     - a signal variance below 1 % of the noise variance (everything is noise).
 
     :param spacing: Median distance of an input to its nearest other input.
@@ -82,8 +82,9 @@ def degeneracy(
         values = np.atleast_1d(lengthscales.numpy())
         if values.min() < 0.1 * spacing:
             return f"lengthscale {values.min():.3g} < a tenth of the data spacing {spacing:.3g}"
-        if values.max() > 1e3 * extent:
-            return f"lengthscale {values.max():.3g} > 1000 x the extent of the data {extent:.3g}"
+        # every one: a single large ARD lengthscale marks an irrelevant dimension, not a flat fit
+        if values.min() > 1e3 * extent:
+            return f"every lengthscale > 1000 x the extent of the data {extent:.3g}"
     variance = getattr(kernel, "variance", None)
     if variance is not None and float(variance.numpy()) < 0.01 * noise:
         return f"signal variance {float(variance.numpy()):.3g} < 1% of the noise {noise:.3g}"
