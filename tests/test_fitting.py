@@ -171,3 +171,17 @@ def test_builders_start_where_triestes_build_gpr_starts(builder: Callable) -> No
     assert not model._noise.trainable  # Trieste's default: the noise is not fitted
     trainable = builder(data, space, trainable_likelihood=True, fit_hyperparameters=False)
     assert trainable._noise.trainable
+
+
+def test_degeneracy_criteria() -> None:
+    kernel = gpflow.kernels.Matern52(variance=1.0, lengthscales=[0.3, 5e3])
+    assert degeneracy(kernel, 0.1, spacing=0.1, extent=1.0) is None  # an irrelevant dimension
+    kernel.lengthscales.assign([5e3, 5e3])
+    assert "every lengthscale" in degeneracy(kernel, 0.1, spacing=0.1, extent=1.0)
+    kernel.lengthscales.assign([0.005, 0.3])
+    assert "a tenth of the data spacing" in degeneracy(kernel, 0.1, spacing=0.1, extent=1.0)
+    kernel.lengthscales.assign([0.3, 0.3])
+    kernel.variance.assign(1e-4)
+    assert "signal variance" in degeneracy(kernel, 0.1, spacing=0.1, extent=1.0)
+    inputs = np.array([[0.0, 0.0], [0.0, 0.1], [0.5, 0.5], [0.5, 0.7]])
+    np.testing.assert_allclose(input_scales(inputs), (0.15, 0.7))
