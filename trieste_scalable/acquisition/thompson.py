@@ -15,11 +15,10 @@ from trieste.models import ProbabilisticModel
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
-from ..numerics.rows import row_keys, rows_in
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
 from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
-from .candidates import objective_of
+from .candidates import EvaluatedCandidates, objective_of
 from .pathwise_source import PathwiseSource, pathwise_source
 from .summaries import write_scalars
 
@@ -102,7 +101,8 @@ class BatchThompsonSampling(
         self._seed = seed
         self._jit_compile = jit_compile
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
-        self._candidates: Optional[tuple[tuple[int, int], PaddedCandidates, np.ndarray]] = None
+        self._candidates: Optional[tuple[tuple[int, int], PaddedCandidates]] = None
+        self._evaluated = EvaluatedCandidates()
         self.last_statistics: dict[str, float] = {}
 
     def __repr__(self) -> str:
@@ -118,6 +118,7 @@ class BatchThompsonSampling(
         memo[id(self)] = copy
         copy.__dict__.update(self.__dict__)
         copy._scorers, copy._candidates, copy.last_statistics = {}, None, {}
+        copy._evaluated = EvaluatedCandidates()
         return copy
 
     def acquire(
@@ -179,11 +180,12 @@ class BatchThompsonSampling(
         weights: PathwiseWeights,
         dataset: Optional[Dataset],
     ) -> tf.Tensor:
-        candidates, keys = self._padded(space, scorer.chunk_size)
-        excluded = np.zeros(int(candidates.points.shape[0]), dtype=bool)
-        if self._exclude_evaluated and dataset is not None and dataset.query_points.shape[0]:
-            excluded[: keys.size] = rows_in(keys, dataset.query_points.numpy())
-        allowed = keys.size - int(excluded.sum())
+        candidates = self._padded(space, scorer.chunk_size)
+        size = int(space.points.shape[0])
+        excluded = np.zeros(int(candidates.points.shape[0]), dtype=bool)  # padding included
+        if self._exclude_evaluated:
+            excluded[:size] = self._evaluated(space, dataset)
+        allowed = size - int(excluded.sum())
         if allowed == 0:
             raise ValueError("every candidate has been evaluated: nothing is left to pick")
         # fewer candidates left than the batch: the batch shrinks to them (the last batch)
@@ -226,16 +228,14 @@ class BatchThompsonSampling(
             self._scorers[key] = (scorer, _paired_value_and_gradient(features, source))
         return self._scorers[key]
 
-    def _padded(
-        self, space: DiscreteSearchSpace, chunk_size: int
-    ) -> tuple[PaddedCandidates, np.ndarray]:
-        """The padded candidates and their row keys, cached for the search space."""
+    def _padded(self, space: DiscreteSearchSpace, chunk_size: int) -> PaddedCandidates:
+        """The padded candidates, cached for the search space."""
         key = (id(space), chunk_size)
         if self._candidates is None or self._candidates[0] != key:
             points = space.points
             padded = PaddedCandidates.build(points, chunk_size)
-            self._candidates = (key, padded, row_keys(points.numpy()))
-        return self._candidates[1], self._candidates[2]
+            self._candidates = (key, padded)
+        return self._candidates[1]
 
     def _log(self, stats: dict[str, float]) -> None:
         self.last_statistics = stats
