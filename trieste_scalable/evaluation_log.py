@@ -29,6 +29,7 @@ import tensorflow as tf
 from trieste.data import Dataset
 
 from .errors import CampaignError
+from .logdir import write_atomically
 
 
 class EvaluationLog:
@@ -55,13 +56,9 @@ class EvaluationLog:
 
     def start(self, initial: Dataset) -> None:
         """Create the file with the initial design as batch 0 (atomically: all or nothing)."""
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(temporary, "w", newline="") as handle:
-            csv.writer(handle, lineterminator="\n").writerow(self.header)
-            handle.write(self._rows(0, initial))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self.path)
+        header = io.StringIO()
+        csv.writer(header, lineterminator="\n").writerow(self.header)
+        write_atomically(self.path, header.getvalue() + self._rows(0, initial))
 
     def append(self, batch: int, data: Dataset) -> None:
         """Append one batch in one write, flushed and fsync-ed to disk."""

@@ -72,3 +72,13 @@ class CampaignLock:
 
     def __exit__(self, *args: object) -> None:
         self.release()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` all or nothing: a temporary file, fsync-ed, then renamed."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", newline="") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)

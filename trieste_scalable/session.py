@@ -14,7 +14,6 @@ removes its ``run.json`` and ``evaluations.csv``, so a corrected rerun is not bl
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -25,7 +24,7 @@ from trieste.data import Dataset
 from .campaign import CampaignResult, run_campaign
 from .errors import CampaignError, UsageError
 from .evaluation_log import EvaluationLog
-from .logdir import CampaignLock
+from .logdir import CampaignLock, write_atomically
 from .problems import DiscreteProblem
 from .report import plot_summary
 
@@ -79,7 +78,7 @@ def _start(
         logdir.mkdir(parents=True, exist_ok=True)
         lock.acquire()
         _refuse_overwrite(saved, log)  # another campaign may have started meanwhile
-    _write_atomically(saved, json.dumps({**settings, LIBRARY_HASH: problem.content_hash()}))
+    write_atomically(saved, json.dumps({**settings, LIBRARY_HASH: problem.content_hash()}))
     log.start(data)
     batches = [0]
 
@@ -155,15 +154,6 @@ def _refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
             f"{saved.parent} already holds a campaign: pass --resume to continue it, or choose "
             "another --logdir"
         )
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
 
 
 def _check_same_campaign(saved: Path, settings: dict[str, Any], library_hash: str) -> None:

@@ -39,18 +39,19 @@ class ReplicatedGPBase(
 ):
     """Base of the package's GP models (see the subclasses for the posterior they use).
 
-    :param kernel: Any GPflow kernel (its parameters fix the model's dtype).
-    :param noise_variance: :math:`\\lambda > 0`, the noise variance (the papers' regulariser).
-    :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset's
-        observations (the initial design) and keeps it: later data concentrate near the optimum,
-        so re-centring on them would make unexplored regions look falsely promising.
-
     Observations are centred before anything is summed: the model keeps a *centre* (one of the
     observations, or the given prior mean) and stores the sufficient statistics of
     ``y - centre``, each difference formed per observation (exact by Sterbenz's lemma when the
     observations share a large offset). The numerics then see small numbers only, so the
     evidence, the weights and the fitted hyperparameters are the same for outputs offset by
     10^12 as without the offset; the centre is added back to predicted means.
+
+    :param kernel: Any GPflow kernel (its parameters fix the model's dtype).
+    :param noise_variance: :math:`\\lambda > 0`, the noise variance (the papers' regulariser).
+    :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset's
+        observations (the initial design) and keeps it: later data concentrate near the optimum,
+        so re-centring on them would make unexplored regions look falsely promising.
+
     :param fit_hyperparameters: Whether :meth:`optimize` fits the trainable hyperparameters.
     :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
     :param chunk_size: Query points per compiled call; bounds memory in predictions.
