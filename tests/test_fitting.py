@@ -68,7 +68,6 @@ def _fitted_gpr(data: Dataset, priors: bool) -> gpflow.models.GPR:
     noise = float(np.var(data.observations.numpy())) / 10
     mean = gpflow.mean_functions.Constant(float(np.mean(data.observations.numpy())))
     gpr = gpflow.models.GPR(data.astuple(), start_kernel(data, priors), mean, noise_variance=noise)
-    gpflow.set_trainable(gpr.mean_function, False)
     gpflow.optimizers.Scipy().minimize(gpr.training_loss, gpr.trainable_variables)
     return gpr
 
@@ -101,12 +100,23 @@ def test_fits_reach_gpflow_gpr_likelihood(name: str) -> None:
     model.update(data)
     model.optimize(data)
     kernel = model.get_kernel()
-    mean = gpflow.mean_functions.Constant(float(np.mean(data.observations.numpy())))
+    mean = gpflow.mean_functions.Constant(model.prior_mean)
     ours = gpflow.models.GPR(
         data.astuple(), kernel, mean, noise_variance=float(model.get_observation_noise())
     )
     expected = float(gpr.log_marginal_likelihood())
     np.testing.assert_allclose(float(ours.log_marginal_likelihood()), expected, rtol=1e-3)
+    # the constant prior mean is fitted too, as GPR's is (to 5% of the data's spread)
+    spread = float(np.std(data.observations.numpy()))
+    assert abs(model.prior_mean - float(gpr.mean_function.c.numpy())) < 0.05 * spread
+
+
+def test_a_fixed_prior_mean_stays_where_the_initial_design_put_it() -> None:
+    data = noisy_data(60, seed=3)
+    model = ReplicatedGPR(start_kernel(data, priors=True), 0.01, fit_prior_mean=False)
+    model.update(data)
+    model.optimize(data)
+    assert model.prior_mean == pytest.approx(float(np.mean(data.observations.numpy())), rel=1e-12)
 
 
 def test_a_warm_start_stuck_in_a_degenerate_optimum_recovers() -> None:

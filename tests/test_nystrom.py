@@ -119,7 +119,9 @@ def test_optimize_increases_evidence_and_refreshes_posterior() -> None:
     model.optimize(data)
     after = float(model._evidence(*model._evidence_arguments()))
     assert after > before + 1.0
-    gpr = reference_gpr(data, model.get_kernel(), float(model.get_observation_noise()))
+    gpr = reference_gpr(
+        data, model.get_kernel(), float(model.get_observation_noise()), model.prior_mean
+    )
     x = data.query_points[:5]
     np.testing.assert_allclose(model.predict(x)[0], gpr.predict_f(x)[0], rtol=1e-6)
 

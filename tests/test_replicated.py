@@ -72,7 +72,9 @@ def test_fit_recovers_noise_from_replicates() -> None:
     gpflow.set_trainable(model.get_kernel().variance, False)
     model.optimize(data)
     assert float(model.get_observation_noise()) == pytest.approx(0.04, rel=0.15)
-    gpr = reference_gpr(data, model.get_kernel(), float(model.get_observation_noise()))
+    gpr = reference_gpr(
+        data, model.get_kernel(), float(model.get_observation_noise()), model.prior_mean
+    )
     np.testing.assert_allclose(
         model.log_marginal_likelihood(), gpr.log_marginal_likelihood(), rtol=1e-8
     )

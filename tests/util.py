@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import gpflow
 import numpy as np
 import tensorflow as tf
@@ -24,10 +26,11 @@ def se_kernel(lengthscale: float = 0.3, variance: float = 1.0) -> gpflow.kernels
 
 
 def reference_gpr(
-    dataset: Dataset, kernel: gpflow.kernels.Kernel, noise: float
+    dataset: Dataset, kernel: gpflow.kernels.Kernel, noise: float, mean: Optional[float] = None
 ) -> gpflow.models.GPR:
-    """GPflow's exact GPR on the (duplicated) data with the constant mean our model centres on."""
-    mean = float(np.mean(dataset.observations.numpy()))
+    """GPflow's exact GPR on the (duplicated) data with a constant mean: ``mean`` (a fitted
+    model's ``prior_mean``), by default the data's mean, where an unfitted model starts it."""
+    mean = float(np.mean(dataset.observations.numpy())) if mean is None else mean
     return gpflow.models.GPR(
         dataset.astuple(),
         kernel,

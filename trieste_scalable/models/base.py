@@ -48,9 +48,10 @@ class ReplicatedGPBase(
 
     :param kernel: Any GPflow kernel (its parameters fix the model's dtype).
     :param noise_variance: :math:`\\lambda > 0`, the noise variance (the papers' regulariser).
-    :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset's
-        observations (the initial design) and keeps it: later data concentrate near the optimum,
-        so re-centring on them would make unexplored regions look falsely promising.
+    :param prior_mean: Constant prior mean; ``None`` starts it at the mean of the first
+        dataset's observations (the initial design). It is not re-centred on later data (they
+        concentrate near the optimum, which would make unexplored regions look falsely
+        promising); it is fitted with the other hyperparameters if ``fit_prior_mean``.
 
     :param fit_hyperparameters: Whether :meth:`optimize` fits the trainable hyperparameters.
     :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
@@ -61,6 +62,9 @@ class ReplicatedGPBase(
         scored).
     :param fit_noise_variance: Whether fits include the noise variance (keep it fixed when it
         is known: fitted on little noisy data it can absorb the signal).
+    :param fit_prior_mean: Whether fits include the constant prior mean, as GPflow's ``GPR``
+        built by Trieste's ``build_gpr`` does (a mean fixed at the initial design's level
+        biases every later fit when that level is off).
     """
 
     _log_name = "model"
@@ -77,6 +81,7 @@ class ReplicatedGPBase(
         fit_schedule: Optional[FitSchedule] = None,
         num_prior_samples: int = 10,
         fit_noise_variance: bool = True,
+        fit_prior_mean: bool = True,
     ):
         if not noise_variance > 0:
             raise ValueError(f"noise_variance must be positive, got {noise_variance}")
@@ -95,7 +100,8 @@ class ReplicatedGPBase(
         if prior_mean is not None and not np.isfinite(prior_mean):
             raise ValueError(f"prior_mean must be finite, got {prior_mean}")
         self._centre: Optional[float] = prior_mean  # fixed by the first update if None
-        self._mean = 0.0  # the prior mean relative to the centre
+        # the prior mean relative to the centre, read live by the fits' objectives
+        self._mean = gpflow.Parameter(0.0, dtype=self._dtype, trainable=fit_prior_mean)
         gpflow.set_trainable(self._noise, fit_noise_variance)
         self._fit = fit_hyperparameters
         self._max_iter = max_optimizer_iterations
@@ -180,23 +186,26 @@ class ReplicatedGPBase(
         """
         input_dim = None if self._data is None else self._data.inputs.shape[1]
         x, y = validate_dataset(dataset, self._dtype, input_dim)
-        centre, mean = self._centre, self._mean
+        centre, mean = self._centre, float(self._mean.numpy())
         if centre is None:  # the first dataset's mean, as centre + a small remainder
             centre = float(y[0, 0])
             mean = float(np.mean(y - y[0, 0]))
+            self._initial_values[-1] = np.asarray(mean, dtype=self._mean.dtype.as_numpy_dtype)
         data = aggregate(x, y - np.asarray(centre, dtype=y.dtype))
-        previous = self._centre, self._mean
-        self._centre, self._mean = centre, mean
+        previous = self._centre, self._mean.numpy()
+        self._centre = centre
+        self._mean.assign(mean)
         try:
             self._absorb(data)
         except Exception:
-            self._centre, self._mean = previous
+            self._centre = previous[0]
+            self._mean.assign(previous[1])
             raise
 
     @property
     def prior_mean(self) -> Optional[float]:
         """The constant prior mean (``None`` until the first dataset fixes it)."""
-        return None if self._centre is None else self._centre + self._mean
+        return None if self._centre is None else self._centre + float(self._mean.numpy())
 
     def optimize(self, dataset: Dataset) -> Optional[Any]:
         """Fit the trainable hyperparameters: MAP (the objective of :meth:`_objective` plus the
@@ -266,12 +275,13 @@ class ReplicatedGPBase(
             tf.constant(data.means),
             tf.constant(data.within_sum_squares, dtype=self._dtype),
         )
-        mean = self._prior_mean()
-        return lambda: log_marginal_likelihood(*args, self.get_observation_noise(), mean)
+        return lambda: log_marginal_likelihood(
+            *args, self.get_observation_noise(), self._prior_mean()
+        )
 
     def _hyperparameters(self) -> list[gpflow.Parameter]:
-        """The kernel's parameters and the noise variance, in a fixed order."""
-        return list(self._kernel.parameters) + [self._noise]
+        """The kernel's parameters, the noise variance and the prior mean, in a fixed order."""
+        return list(self._kernel.parameters) + [self._noise, self._mean]
 
     @inherit_check_shapes
     def predict(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -331,7 +341,7 @@ class ReplicatedGPBase(
 
     def _prior_mean(self) -> tf.Tensor:
         """The constant prior mean relative to the centre (the data are stored centred)."""
-        return tf.constant(self._mean, dtype=self._dtype)
+        return tf.convert_to_tensor(self._mean)
 
     def _centre_tensor(self) -> tf.Tensor:
         return tf.constant(self._centre or 0.0, dtype=self._dtype)

@@ -57,6 +57,7 @@ class NystromGPR(ReplicatedGPBase):
         fit_schedule: Optional[FitSchedule] = None,
         num_prior_samples: int = 10,
         fit_noise_variance: bool = True,
+        fit_prior_mean: bool = True,
         exact_fit_limit: int = 1000,
         prior_mean: Optional[float] = None,
         chunk_size: int = 2048,
@@ -74,6 +75,7 @@ class NystromGPR(ReplicatedGPBase):
             :class:`~trieste_scalable.models.fitting.FitSchedule`).
         :param num_prior_samples: Prior draws scored as starts of each fit.
         :param fit_noise_variance: Whether fits include the noise variance.
+        :param fit_prior_mean: Whether fits include the constant prior mean.
         :param exact_fit_limit: Up to this many unique inputs, ``optimize`` fits the exact log
             likelihood (O(n^3), a second at n = 1,000 on two cores); beyond, the SGPR bound,
             which is biased towards noise when the dictionary does not cover the data.
@@ -92,6 +94,7 @@ class NystromGPR(ReplicatedGPBase):
             fit_schedule=fit_schedule,
             num_prior_samples=num_prior_samples,
             fit_noise_variance=fit_noise_variance,
+            fit_prior_mean=fit_prior_mean,
         )
         self._policy = dictionary if dictionary is not None else RidgeLeverageSampler(2.0)
         self._jitter = jitter
@@ -225,15 +228,14 @@ class NystromGPR(ReplicatedGPBase):
             tf.constant(data.counts),
             tf.constant(data.sums),
             tf.constant(data.sum_squares, dtype=self._dtype),
-            post.mean,
             tf.constant(max(self._used_jitter, 1e-8) * scale, dtype=self._dtype),
         )
 
     def _evidence(self, *args: tf.Tensor) -> tf.Tensor:
-        """SGPR bound; ``args`` from :meth:`_evidence_arguments` (the noise is read live)."""
-        *head, mean, jitter = args
+        """SGPR bound; ``args`` from :meth:`_evidence_arguments` (noise and mean read live)."""
+        *head, jitter = args
         noise = tf.convert_to_tensor(self._noise)
-        return self.compiled.evidence(*head, noise, mean, jitter)
+        return self.compiled.evidence(*head, noise, self._prior_mean(), jitter)
 
     def __repr__(self) -> str:
         return (

@@ -51,6 +51,7 @@ class ReplicatedGPR(ReplicatedGPBase):
         fit_schedule: Optional[FitSchedule] = None,
         num_prior_samples: int = 10,
         fit_noise_variance: bool = True,
+        fit_prior_mean: bool = True,
         prior_mean: Optional[float] = None,
         chunk_size: int = 4096,
         jitter: float = 0.0,
@@ -63,6 +64,7 @@ class ReplicatedGPR(ReplicatedGPBase):
             :class:`~trieste_scalable.models.fitting.FitSchedule`).
         :param num_prior_samples: Prior draws scored as starts of each fit.
         :param fit_noise_variance: Whether fits include the noise variance.
+        :param fit_prior_mean: Whether fits include the constant prior mean.
         :param prior_mean: Constant prior mean; ``None`` takes the first dataset's mean.
         :param chunk_size: Query points per compiled call.
         :param jitter: First relative jitter tried when factorising from scratch.
@@ -78,6 +80,7 @@ class ReplicatedGPR(ReplicatedGPBase):
             fit_schedule=fit_schedule,
             num_prior_samples=num_prior_samples,
             fit_noise_variance=fit_noise_variance,
+            fit_prior_mean=fit_prior_mean,
         )
         self._jitter = jitter
         self._jit_compile = jit_compile

@@ -59,6 +59,7 @@ class AdaptiveSVGP(
     :param fit_hyperparameters: Whether ``optimize`` fits kernel parameters and noise.
     :param fit_noise_variance: Whether that fit includes the noise variance (keep it fixed when
         it is known: fitted on little data it can collapse, and the mean then chases the noise).
+    :param fit_prior_mean: Whether that fit includes the constant prior mean.
     :param max_optimizer_iterations: L-BFGS-B iterations per ``optimize``.
     :param fit_schedule: When ``optimize`` refits (default every call; see
         :class:`~trieste_scalable.models.fitting.FitSchedule`).
@@ -86,6 +87,7 @@ class AdaptiveSVGP(
         selector: Union[str, InducingPointSelector] = "kmeans",
         fit_hyperparameters: bool = True,
         fit_noise_variance: bool = True,
+        fit_prior_mean: bool = True,
         max_optimizer_iterations: int = 100,
         fit_schedule: Optional[FitSchedule] = None,
         num_prior_samples: int = 10,
@@ -107,6 +109,7 @@ class AdaptiveSVGP(
             fit_schedule=fit_schedule,
             num_prior_samples=num_prior_samples,
             fit_noise_variance=fit_noise_variance,
+            fit_prior_mean=fit_prior_mean,
         )
         self._schedule = (
             inducing if isinstance(inducing, InducingSchedule) else InducingSchedule.fixed(inducing)
@@ -219,9 +222,11 @@ class AdaptiveSVGP(
             tf.constant(data.counts),
             tf.constant(data.sums),
             tf.convert_to_tensor(self._noise),
-            post.mean,
+            self._prior_mean(),
         )
-        self._posterior = svgp.WhitenedPosterior(padded, mask, chol, q_mu, q_sqrt, post.mean)
+        self._posterior = svgp.WhitenedPosterior(
+            padded, mask, chol, q_mu, q_sqrt, self._prior_mean()
+        )
         self._absolute_jitter, self._q_is_optimal = float(jitter), True
 
     def _objective(self) -> Callable[[], tf.Tensor]:
@@ -238,7 +243,9 @@ class AdaptiveSVGP(
         )
         jitter = tf.constant(self._absolute_jitter, dtype=self._dtype)
         noise = self._noise
-        return lambda: self.compiled.evidence(*args, tf.convert_to_tensor(noise), post.mean, jitter)
+        return lambda: self.compiled.evidence(
+            *args, tf.convert_to_tensor(noise), self._prior_mean(), jitter
+        )
 
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         mean, var = self.compiled.marginals(self.posterior, x)
