@@ -10,7 +10,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from ..numerics import dtc
-from ..numerics.compiled import CompiledDTC
+from ..numerics.dtc import CompiledDTC
 from ..numerics.linalg import chunked_map
 
 

@@ -12,7 +12,7 @@ from trieste import logging
 from trieste.data import Dataset
 
 from ..numerics import dtc
-from ..numerics.compiled import CompiledDTC
+from ..numerics.dtc import CompiledDTC
 from ..numerics.linalg import capacity_for, chunked_map
 from .base import ReplicatedGPBase
 from .data import ReplicatedData

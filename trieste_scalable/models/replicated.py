@@ -11,8 +11,8 @@ from trieste import logging
 from trieste.data import Dataset
 
 from ..numerics import replicated
-from ..numerics.compiled import CompiledReplicated
 from ..numerics.linalg import jittered_cholesky
+from ..numerics.replicated import CompiledReplicated
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
 from .fitting import FitSchedule

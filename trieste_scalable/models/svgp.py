@@ -19,8 +19,8 @@ from trieste.models.interfaces import (
 )
 
 from ..numerics import svgp
-from ..numerics.compiled import CompiledSVGP
 from ..numerics.linalg import capacity_for, jittered_cholesky, pad_rows
+from ..numerics.svgp import CompiledSVGP
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
 from .fitting import FitSchedule

@@ -1,15 +1,10 @@
 r"""The DTC (Nystrom) posterior of BKB/BBKB over a padded dictionary.
 
-Notation follows ``shared/specs/bbkb.md`` §1.2. With a dictionary :math:`S` (``M`` rows, of which
-those with ``mask == 1`` are real), :math:`L_S L_S^T = K_S` and the embedding
-:math:`z(x) = L_S^{-1} k_S(x)`, so that :math:`z(x)^T z(x') = k_S(x)^T K_S^{-1} k_S(x')` (the
-Nystrom kernel; any factor with the same Gram matrix is valid, spec bkb.md §1.5). With unique
-inputs :math:`x_i`, counts :math:`n_i`, sums :math:`\mathrm{ysum}_i` and constant prior mean
-:math:`c`:
+Notation follows ``shared/specs/bbkb.md`` §1.2 and the shared core of :mod:`.embedding`
+(:math:`z`, :math:`V`, :math:`w` over the dictionary :math:`S`; any factor of :math:`K_S` with the
+same Gram matrix is valid, spec bkb.md §1.5):
 
 .. math::
-    V = \sum_i n_i z_i z_i^T + \lambda I, \qquad w = V^{-1} \sum_i z_i (\mathrm{ysum}_i - n_i c)
-
     \tilde\mu(x) = c + z(x)^T w                                                    \quad (1)
 
     \tilde k(x, x') = (k(x, x') - z(x)^T z(x')) / \lambda + z(x)^T V^{-1} z(x')    \quad (2)
@@ -18,27 +13,21 @@ inputs :math:`x_i`, counts :math:`n_i`, sums :math:`\mathrm{ysum}_i` and constan
 
 Variances here are in the papers' ridge-leverage-score units (divided by :math:`\lambda`); the
 Bayesian (Trieste) latent variance is :math:`\lambda \tilde\sigma^2`.
-
-Padded entries have ``mask == 0``: their kernel rows are zeroed and their block of :math:`K_S` is
-the identity, so they add an exact zero to every embedding and a :math:`\lambda` diagonal block to
-``V``. That is what lets a dictionary grow inside a fixed capacity without retracing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import NamedTuple
 
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .linalg import jittered_cholesky, pad_rows
-
-if TYPE_CHECKING:
-    from .compiled import CompiledDTC
-
-Kernel = Any
-"""A GPflow-style kernel: ``kernel(X, X2)`` gives [N, N2] and ``kernel(X, full_cov=False)`` [N]."""
+from . import replicated
+from .compile import CompiledFunctions, compiler, specs
+from .embedding import Kernel, embed, factor_data, masked_gram
+from .evidence import sgpr_evidence
+from .linalg import cholesky_rank_one_updates, jittered_cholesky, pad_rows
 
 
 class DTCPosterior(NamedTuple):
@@ -72,29 +61,6 @@ class DTCPosterior(NamedTuple):
     @property
     def capacity(self) -> int:
         return int(self.inducing.shape[0])
-
-
-@check_shapes("inducing: [M, D]", "mask: [M]", "return: [M, M]")
-def masked_gram(kernel: Kernel, inducing: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
-    """:math:`K_S` with padded rows/columns replaced by those of the identity."""
-    gram = kernel(inducing, inducing)
-    outer = mask[:, None] * mask[None, :]
-    return gram * outer + tf.linalg.diag(1.0 - mask)
-
-
-@check_shapes(
-    "x: [N, D]",
-    "inducing: [M, D]",
-    "mask: [M]",
-    "chol_kss: [M, M]",
-    "return: [N, M]",
-)
-def embed(
-    kernel: Kernel, x: tf.Tensor, inducing: tf.Tensor, mask: tf.Tensor, chol_kss: tf.Tensor
-) -> tf.Tensor:
-    """Nystrom embedding :math:`z(x) = L_S^{-1} k_S(x)` of each row of ``x``."""
-    kxs = kernel(x, inducing) * mask[None, :]  # [N, M]
-    return tf.transpose(tf.linalg.triangular_solve(chol_kss, tf.transpose(kxs), lower=True))
 
 
 @check_shapes(
@@ -184,25 +150,11 @@ def build_posterior(
     return posterior, used_jitter
 
 
-def data_factor(
-    kernel: Kernel,
-    unique_inputs: tf.Tensor,
-    counts: tf.Tensor,
-    sums: tf.Tensor,
-    inducing: tf.Tensor,
-    mask: tf.Tensor,
-    chol_kss: tf.Tensor,
-    noise: tf.Tensor,
-    mean: tf.Tensor,
-) -> tuple[tf.Tensor, tf.Tensor]:
-    """Cholesky of :math:`V = Z^T N Z + \\lambda I` and :math:`w` (O(n M^2))."""
-    z = embed(kernel, unique_inputs, inducing, mask, chol_kss)  # [n, M]
-    eye = tf.eye(tf.shape(inducing)[0], dtype=z.dtype)
-    v = tf.matmul(z * counts[:, None], z, transpose_a=True) + noise * eye  # [M, M]
-    chol_v = tf.linalg.cholesky(v)
-    rhs = tf.linalg.matvec(z, sums - counts * mean, transpose_a=True)  # [M]
-    weights = tf.linalg.cholesky_solve(chol_v, rhs[:, None])[:, 0]
-    return chol_v, weights
+def data_factor(kernel: Kernel, *args: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """Cholesky of :math:`V` and :math:`w`: :func:`.embedding.factor_data` (same arguments)
+    without the intermediates the posterior does not keep."""
+    factor = factor_data(kernel, *args)
+    return factor.chol_v, factor.weights
 
 
 @dataclass(frozen=True)
@@ -334,3 +286,37 @@ def local_terms(
     projected, nystrom = products[:, :num_batch], products[:, num_batch:]
     full = projected + (kernel(x, batch) - nystrom) / p.noise  # [N, B]
     return tf.reduce_sum(full**2, axis=1), tf.reduce_sum(projected**2, axis=1)
+
+
+class CompiledDTC(CompiledFunctions):
+    """The DTC numerics compiled for one kernel (each traced once: :mod:`.compile`).
+
+    :param kernel: A GPflow-style kernel.
+    :param dtype: The dtype of every tensor argument.
+    :param jit_compile: Compile the candidate-scoring functions with XLA.
+    """
+
+    def __init__(self, kernel: Kernel, dtype: tf.DType, jit_compile: bool = False):
+        matrix, vector, scalar = specs(dtype)
+        posterior = DTCPosterior(matrix, vector, matrix, matrix, vector, scalar, scalar)
+        self.kernel = kernel
+        compile_ = compiler(kernel, jit_compile)
+        self.masked_gram = compile_(masked_gram, matrix, vector)
+        self.embed = compile_(embed, matrix, matrix, vector, matrix)
+        self.marginals = compile_(marginals, posterior, matrix, xla=True)
+        self.covariance = compile_(covariance, posterior, matrix)
+        self.variance = compile_(variance, matrix, matrix, vector, matrix, matrix, scalar, xla=True)
+        self.local_terms = compile_(local_terms, posterior, matrix, matrix, xla=True)
+        self.data_factor = compile_(
+            data_factor, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
+        )
+        self.extension_row = compile_(
+            extension_row, matrix, matrix, vector, matrix, tf.TensorSpec([], tf.int32)
+        )
+        self.rank_one = tf.function(cholesky_rank_one_updates, input_signature=[matrix, matrix])
+        self.evidence = compile_(
+            sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
+        )
+        self.exact_evidence = compile_(
+            replicated.log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
+        )

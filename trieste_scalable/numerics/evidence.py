@@ -1,7 +1,7 @@
 r"""The SGPR (Titsias) evidence lower bound with the dictionary as inducing points, computed from
 sufficient statistics of replicated data, so its cost depends on the number of unique inputs.
 
-With the embedding :math:`z` of :mod:`trieste_scalable.numerics.dtc`, :math:`Q = Z Z^T` over all
+With :math:`z`, :math:`V` and :math:`b` of :mod:`.embedding`, :math:`Q = Z Z^T` over all
 :math:`N` evaluations (repeats included) and centred observations :math:`y`:
 
 .. math::
@@ -23,7 +23,8 @@ import math
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .dtc import Kernel, embed, masked_gram
+from .embedding import Kernel, factor_data, masked_gram
+from .linalg import cholesky_with_jitter
 
 
 @check_shapes(
@@ -52,24 +53,16 @@ def sgpr_evidence(
     :param jitter: Absolute jitter added to the diagonal of :math:`K_S` [].
     :return: The bound [].
     """
-    dtype = inducing.dtype
-    capacity = tf.cast(tf.shape(inducing)[0], dtype)
+    capacity = tf.cast(tf.shape(inducing)[0], inducing.dtype)
     total = tf.reduce_sum(counts)
-    gram = masked_gram(kernel, inducing, mask)
-    chol_kss = tf.linalg.cholesky(gram + jitter * tf.linalg.diag(mask))
-    z = embed(kernel, unique_inputs, inducing, mask, chol_kss)  # [n, M]
-    v = tf.matmul(z * counts[:, None], z, transpose_a=True) + noise * tf.eye(
-        tf.shape(inducing)[0], dtype=dtype
-    )
-    chol_v = tf.linalg.cholesky(v)
-    centred_sums = sums - counts * mean
+    chol_kss = cholesky_with_jitter(masked_gram(kernel, inducing, mask), jitter)
+    factor = factor_data(kernel, unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean)
     centred_squares = sum_squares - 2.0 * mean * tf.reduce_sum(sums) + total * mean**2
-    b = tf.linalg.matvec(z, centred_sums, transpose_a=True)  # [M]
-    c = tf.linalg.triangular_solve(chol_v, b[:, None], lower=True)[:, 0]
+    c = tf.linalg.triangular_solve(factor.chol_v, factor.projected[:, None], lower=True)[:, 0]
     log_det = (total - capacity) * tf.math.log(noise) + 2.0 * tf.reduce_sum(
-        tf.math.log(tf.linalg.diag_part(chol_v))
+        tf.math.log(tf.linalg.diag_part(factor.chol_v))
     )
     quadratic = (centred_squares - tf.reduce_sum(c**2)) / noise
-    residual = kernel(unique_inputs, full_cov=False) - tf.reduce_sum(z**2, axis=-1)
+    residual = kernel(unique_inputs, full_cov=False) - tf.reduce_sum(factor.embedding**2, axis=-1)
     trace = tf.reduce_sum(counts * residual) / noise
     return -0.5 * (total * math.log(2.0 * math.pi) + log_det + quadratic + trace)

@@ -60,6 +60,13 @@ def jittered_cholesky(
     )
 
 
+def cholesky_with_jitter(matrix: tf.Tensor, jitter: tf.Tensor | float) -> tf.Tensor:
+    """Cholesky factor of ``matrix + jitter * I`` [M, M] for an absolute jitter settled
+    beforehand (by :func:`jittered_cholesky`, or a fixed floor): graph-safe, for compiled code."""
+    eye = tf.eye(tf.shape(matrix)[-1], dtype=matrix.dtype)
+    return tf.linalg.cholesky(matrix + tf.cast(jitter, matrix.dtype) * eye)
+
+
 @check_shapes(
     "chol: [M, M]",
     "vector: [M]",

@@ -24,12 +24,15 @@ The log marginal likelihood of all t evaluations (spec errata 1), with
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import NamedTuple
 
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .dtc import Kernel
+from .compile import CompiledFunctions, compiler, specs
+from .embedding import Kernel
+from .linalg import cholesky_rank_one_update
 
 
 class ReplicatedPosterior(NamedTuple):
@@ -140,3 +143,25 @@ def information_gain(
         root[:, None] * kernel(inputs, inputs) * root[None, :] / noise
     )
     return 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(tf.linalg.cholesky(b))))
+
+
+class CompiledReplicated(CompiledFunctions):
+    """The exact replicated-input GP compiled for one kernel (each traced once: :mod:`.compile`)."""
+
+    def __init__(self, kernel: Kernel, dtype: tf.DType, jit_compile: bool = False):
+        matrix, vector, scalar = specs(dtype)
+        posterior = ReplicatedPosterior(matrix, matrix, vector, scalar)
+        self.kernel = kernel
+        compile_ = compiler(kernel, jit_compile)
+        self.noisy_gram = compile_(noisy_gram, matrix, vector, scalar)
+        self.marginals = compile_(marginals, posterior, matrix, xla=True)
+        self.covariance = compile_(covariance, posterior, matrix)
+        self.append_input = compile_(append_input, matrix, matrix, matrix, scalar)
+        self.log_marginal_likelihood = compile_(
+            log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
+        )
+        self.information_gain = compile_(information_gain, matrix, vector, scalar)
+        self.weights = tf.function(weights, input_signature=[matrix, vector, scalar])
+        self.downdate = tf.function(
+            partial(cholesky_rank_one_update, downdate=True), input_signature=[matrix, vector]
+        )

@@ -11,8 +11,9 @@ whitened :math:`q(v) = N(m_w, S_w S_w^T)`, :math:`u = L v`, constant prior mean 
 Padding entries have :math:`m_w = 0` and identity rows of :math:`S_w`, so they contribute exactly
 nothing. For a Gaussian likelihood the ELBO-optimal :math:`q` is closed form (Titsias 2009):
 :math:`S_w S_w^T = \sigma^2 V^{-1}`, :math:`m_w = V^{-1} \sum_i z_i (\mathrm{ysum}_i - n_i c)`
-with :math:`V = \sum_i n_i z_i z_i^T + \sigma^2 I` (one natural-gradient step of size one), and the
-ELBO at that optimum is the collapsed bound of :mod:`.evidence`.
+with :math:`V = \sum_i n_i z_i z_i^T + \sigma^2 I` (one natural-gradient step of size one): the
+mean is the DTC weight vector :math:`w` of :mod:`.embedding`, so with the optimal q this posterior
+*is* the DTC posterior, and the ELBO at that optimum is the collapsed bound of :mod:`.evidence`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ from typing import NamedTuple
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .dtc import Kernel, embed, masked_gram
+from . import replicated
+from .compile import CompiledFunctions, compiler, specs
+from .embedding import Kernel, embed, factor_data, masked_gram
+from .evidence import sgpr_evidence
+from .linalg import cholesky_with_jitter
 
 
 class WhitenedPosterior(NamedTuple):
@@ -43,15 +48,6 @@ class WhitenedPosterior(NamedTuple):
     q_mu: tf.Tensor
     q_sqrt: tf.Tensor
     mean: tf.Tensor
-
-
-@check_shapes("inducing: [M, D]", "mask: [M]", "return: [M, M]")
-def gram_factor(
-    kernel: Kernel, inducing: tf.Tensor, mask: tf.Tensor, jitter: tf.Tensor
-) -> tf.Tensor:
-    """Cholesky factor of the masked :math:`K_{ZZ} + \\text{jitter}\\, I` [M, M]."""
-    gram = masked_gram(kernel, inducing, mask)
-    return tf.linalg.cholesky(gram + jitter * tf.eye(tf.shape(inducing)[0], dtype=gram.dtype))
 
 
 @check_shapes(
@@ -80,17 +76,11 @@ def optimal_q(
     The lower-triangular root of :math:`V^{-1}` is :math:`J U^{-T} J` with :math:`U U^T = J V J`
     and :math:`J` the reversal permutation: triangular solves only, no explicit inverse.
     """
-    size = tf.shape(inducing)[0]
-    z = embed(kernel, unique_inputs, inducing, mask, chol_kzz)  # [n, M]
-    v = tf.matmul(z * counts[:, None], z, transpose_a=True) + noise * tf.eye(size, dtype=z.dtype)
-    chol_v = tf.linalg.cholesky(v)
-    projected = tf.linalg.matvec(z, sums - counts * mean, transpose_a=True)  # [M]
-    q_mu = tf.linalg.cholesky_solve(chol_v, projected[:, None])[:, 0]
-    flipped = tf.linalg.cholesky(tf.reverse(v, axis=[0, 1]))
-    eye = tf.eye(size, dtype=z.dtype)
+    factor = factor_data(kernel, unique_inputs, counts, sums, inducing, mask, chol_kzz, noise, mean)
+    flipped = tf.linalg.cholesky(tf.reverse(factor.precision, axis=[0, 1]))
+    eye = tf.eye(tf.shape(inducing)[0], dtype=flipped.dtype)
     root = tf.linalg.triangular_solve(flipped, eye, lower=True, adjoint=True)  # U^{-T}, upper
-    q_sqrt = tf.sqrt(noise) * tf.reverse(root, axis=[0, 1])
-    return q_mu, q_sqrt
+    return factor.weights, tf.sqrt(noise) * tf.reverse(root, axis=[0, 1])
 
 
 @check_shapes("x: [N, D]", "return[0]: [N]", "return[1]: [N]")
@@ -139,8 +129,6 @@ def project(
     \\Sigma' L'^{-T} + \\text{jitter}\\,I)` (Trieste's ``_update_inducing_variables``). Padding
     rows come out as zero mean and identity rows.
     """
-    size = tf.shape(new_inducing)[0]
-    eye = tf.eye(size, dtype=new_inducing.dtype)
     joint_mean = marginals(kernel, posterior, new_inducing)[0] - posterior.mean
     joint_cov = covariance(kernel, posterior, new_inducing)
     outer = new_mask[:, None] * new_mask[None, :]
@@ -150,7 +138,7 @@ def project(
     half = tf.linalg.triangular_solve(new_chol_kzz, joint_cov, lower=True)  # L'^-1 S
     whitened = tf.linalg.triangular_solve(new_chol_kzz, tf.transpose(half), lower=True)
     whitened = 0.5 * (whitened + tf.transpose(whitened))
-    return q_mu, tf.linalg.cholesky(whitened + jitter * eye)
+    return q_mu, cholesky_with_jitter(whitened, jitter)
 
 
 @check_shapes("points: [n, D]", "return: [m]")
@@ -216,3 +204,30 @@ def elbo(
         - 2.0 * tf.reduce_sum(tf.math.log(tf.abs(tf.linalg.diag_part(q_sqrt))))
     )
     return expected - kl
+
+
+class CompiledSVGP(CompiledFunctions):
+    """The whitened-SVGP numerics compiled for one kernel (each traced once: :mod:`.compile`)."""
+
+    def __init__(self, kernel: Kernel, dtype: tf.DType, jit_compile: bool = False):
+        matrix, vector, scalar = specs(dtype)
+        posterior = WhitenedPosterior(matrix, vector, matrix, vector, matrix, scalar)
+        self.kernel = kernel
+        compile_ = compiler(kernel, jit_compile)
+        self.masked_gram = compile_(masked_gram, matrix, vector)
+        self.optimal_q = compile_(
+            optimal_q, matrix, vector, matrix, matrix, vector, vector, scalar, scalar
+        )
+        self.marginals = compile_(marginals, posterior, matrix, xla=True)
+        self.covariance = compile_(covariance, posterior, matrix)
+        self.project = compile_(project, posterior, matrix, vector, matrix, scalar)
+        self.elbo = compile_(elbo, posterior, matrix, vector, vector, scalar, scalar)
+        self.greedy_selection = compile_(
+            greedy_variance_selection, matrix, tf.TensorSpec([], tf.int32)
+        )
+        self.evidence = compile_(
+            sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
+        )
+        self.exact_evidence = compile_(
+            replicated.log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
+        )

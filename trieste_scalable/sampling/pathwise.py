@@ -22,6 +22,7 @@ from typing import Callable, NamedTuple
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from ..numerics.linalg import cholesky_with_jitter
 from .features import Draws, FeatureMap
 
 
@@ -36,11 +37,6 @@ class PathwiseWeights(NamedTuple):
     prior: tf.Tensor
     centres: tf.Tensor
     update: tf.Tensor
-
-
-def _jittered_cholesky(matrix: tf.Tensor, jitter: float) -> tf.Tensor:
-    size = tf.shape(matrix)[0]
-    return tf.linalg.cholesky(matrix + jitter * tf.eye(size, dtype=matrix.dtype))
 
 
 @check_shapes(
@@ -72,7 +68,7 @@ def inducing_weights(
     size = tf.shape(inducing)[0]
     prior = tf.random.stateless_normal([features.num_features, num_samples], seeds[0], dtype=dtype)
     noise = tf.random.stateless_normal([size, num_samples], seeds[1], dtype=dtype)
-    chol = _jittered_cholesky(features.kernel(inducing), jitter)
+    chol = cholesky_with_jitter(features.kernel(inducing), jitter)
     u = q_mu[:, None] + tf.matmul(q_sqrt, noise)  # [M, B]
     if whiten:
         u = tf.matmul(chol, u)
@@ -107,7 +103,7 @@ def exact_weights(
     prior = tf.random.stateless_normal([features.num_features, num_samples], seeds[0], dtype=dtype)
     epsilon = tf.random.stateless_normal([size, num_samples], seeds[1], dtype=dtype)
     gram = features.kernel(inputs) + noise_variance * tf.eye(size, dtype=dtype)
-    chol = _jittered_cholesky(gram, jitter)
+    chol = cholesky_with_jitter(gram, jitter)
     residual = (
         centred_observations[:, None]
         - tf.matmul(features(draws, inputs), prior)

@@ -1,0 +1,47 @@
+"""Compiling the numerics once per kernel and dtype.
+
+Every compiled function has an input signature with dynamic dimensions, so it is traced exactly
+once however the dictionary, data and candidate counts change over a run (Trieste #178/#191 are
+the retracing bugs this avoids). The kernel is captured, so hyperparameter changes need no
+retrace. Compiled functions cannot be deep-copied or pickled: owners rebuild them instead.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable
+
+import tensorflow as tf
+
+
+def compiler(kernel: Any, jit_compile: bool) -> Callable[..., Any]:
+    """``compile_(fn, *signature, xla=False)``: ``fn`` with the kernel bound, compiled once for
+    ``signature`` (with XLA if both ``xla`` and ``jit_compile``)."""
+
+    def compile_(fn: Callable[..., Any], *signature: Any, xla: bool = False) -> Any:
+        return tf.function(
+            partial(fn, kernel), input_signature=list(signature), jit_compile=xla and jit_compile
+        )
+
+    return compile_
+
+
+def specs(dtype: tf.DType) -> tuple[tf.TensorSpec, tf.TensorSpec, tf.TensorSpec]:
+    """Matrix, vector and scalar signatures with dynamic dimensions."""
+    return (
+        tf.TensorSpec([None, None], dtype),
+        tf.TensorSpec([None], dtype),
+        tf.TensorSpec([], dtype),
+    )
+
+
+class CompiledFunctions:
+    """Base of the per-model collections of compiled functions."""
+
+    def tracing_counts(self) -> dict[str, int]:
+        """Traces of each compiled function so far (tests assert these stay at one)."""
+        return {
+            name: fn.experimental_get_tracing_count()
+            for name, fn in vars(self).items()
+            if hasattr(fn, "experimental_get_tracing_count")
+        }
