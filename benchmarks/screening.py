@@ -21,9 +21,11 @@ import numpy as np  # noqa: E402
 
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaign import build, run_campaign  # noqa: E402
-from trieste_scalable.cli import screening_regulariser  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
-from trieste_scalable.problems.screening import screening_problem  # noqa: E402
+from trieste_scalable.problems.screening import (
+    screening_problem,  # noqa: E402
+    screening_regulariser,  # noqa: E402
+)
 
 OUT = Path(__file__).parent / "out"
 

@@ -103,3 +103,12 @@ def test_bad_arguments_give_a_message_and_exit_code(
     assert "must be positive" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["optimize", "--algorithm", "nope"])
+
+
+def test_version_is_the_package_version(capsys: pytest.CaptureFixture) -> None:
+    import trieste_scalable
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"trieste-scalable {trieste_scalable.__version__}"

@@ -3,14 +3,16 @@
 from pathlib import Path
 
 import numpy as np
+import pytest
 import tensorflow as tf
 from tensorflow.core.util import event_pb2
 from trieste import logging
 from trieste.bayesian_optimizer import BayesianOptimizer
 
 from trieste_scalable.acquisition import BBKB, ConfidenceWidth, MiniGPUCB
+from trieste_scalable.campaign import RandomRule, run_campaign
 from trieste_scalable.models import NystromGPR, ReplicatedGPR
-from trieste_scalable.problems import get_problem
+from trieste_scalable.problems import DiscreteProblem, get_problem
 
 from .util import se_kernel
 
@@ -64,3 +66,29 @@ def test_mini_meta_logs_epochs_switches_unique_and_repeats(tmp_path: Path) -> No
     for tag in ["switches", "unique_candidates", "repeats", "beta"]:
         assert len(tags[f"mini_gp_ucb/{tag}"]) == 4, tag
     assert "OBJECTIVE.model/replicated/unique_points" in tags
+
+
+def _all_tags(logdir: Path) -> set[str]:
+    return {
+        value.tag
+        for path in logdir.rglob("events.out.tfevents.*")
+        for record in tf.data.TFRecordDataset(str(path))
+        for value in event_pb2.Event.FromString(record.numpy()).summary.value
+    }
+
+
+@pytest.mark.parametrize("input_dim, per_dimension", [(3, True), (40, False)])
+def test_per_dimension_histograms_only_for_low_dimensional_inputs(
+    tmp_path: Path, input_dim: int, per_dimension: bool
+) -> None:
+    rng = np.random.default_rng(0)
+    points = rng.uniform(size=(300, input_dim))
+    problem = DiscreteProblem("toy", points, -points.sum(axis=1), 0.1)
+    model = ReplicatedGPR(se_kernel(), 0.01, fit_hyperparameters=False)
+    before = logging._SUMMARY_FILTER
+    initial = problem.initial_data(10, 0)
+    run_campaign(problem, model, RandomRule(5), initial, 10, logdir=str(tmp_path), progress=False)
+    tags = _all_tags(tmp_path)
+    assert "query_points/euclidean_distances" in tags  # Trieste's other summaries stay
+    assert ("query_points/[0]" in tags) == per_dimension
+    assert logging._SUMMARY_FILTER is before  # the user's filter is restored

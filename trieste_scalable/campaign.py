@@ -7,9 +7,11 @@ with the step number set each batch, which ask/tell does not do by itself).
 
 from __future__ import annotations
 
+import re
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import gpflow
 import numpy as np
@@ -225,7 +227,10 @@ def run_campaign(
     observer = problem.observer(seed + 1000 + 7919 * result.num_evaluations)
     writer = tf.summary.create_file_writer(logdir) if logdir else None
     bar = _progress_bar(budget, progress, initial=min(result.num_evaluations, budget))
-    with logging.tensorboard_writer(writer) if writer else _nullcontext():
+    with (
+        logging.tensorboard_writer(writer) if writer else nullcontext(),
+        _dimension_histograms_limited(int(initial.query_points.shape[-1])),
+    ):
         ask_tell = AskTellOptimizer(problem.search_space, initial, model, rule)
         step = len(result.batch_sizes)
         while result.num_evaluations < budget:
@@ -249,6 +254,32 @@ def run_campaign(
             bar.set_postfix(best=f"{best:.4f}", batch=int(batch.shape[0]))
     bar.close()
     return result
+
+
+MAX_DIMENSION_HISTOGRAMS = 16
+"""Above this input dimension, Trieste's per-dimension query-point histograms are not written."""
+
+_DIMENSION_HISTOGRAM = re.compile(r"(^|/)query_points/\[\d+\]$")
+
+
+@contextmanager
+def _dimension_histograms_limited(input_dim: int) -> Iterator[None]:
+    """Trieste's optimizers write one histogram per input dimension (``query_points/[i]``): on
+    2,048-bit fingerprints that is 1,000+ tags and megabytes of events per few batches, which
+    TensorBoard cannot show usefully. Above :data:`MAX_DIMENSION_HISTOGRAMS` dimensions they are
+    filtered out with Trieste's ``set_summary_filter`` for the campaign, composed with (and then
+    restoring) the filter in force."""
+    if input_dim <= MAX_DIMENSION_HISTOGRAMS:
+        yield
+        return
+    previous = logging._SUMMARY_FILTER  # Trieste offers a setter but no getter
+    logging.set_summary_filter(
+        lambda name: previous(name) and not _DIMENSION_HISTOGRAM.search(name)
+    )
+    try:
+        yield
+    finally:
+        logging.set_summary_filter(previous)
 
 
 def model_size(model: Any) -> int:
@@ -297,11 +328,3 @@ def _progress_bar(total: int, enabled: bool, initial: int = 0) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, disable=not enabled, unit="eval", dynamic_ncols=True)
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *args: object) -> None:
-        return None

@@ -15,6 +15,7 @@ import os
 import sys
 from typing import Any, Optional, Sequence
 
+from . import __version__
 from .errors import CampaignError, UsageError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
@@ -48,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="trieste-scalable", description="Scalable GP Bayesian optimisation with Trieste."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     screen = commands.add_parser("screen", help="screen a molecular library")
     screen.add_argument(
@@ -111,21 +113,13 @@ def _check_counts(args: argparse.Namespace, num_candidates: int) -> None:
         )
 
 
-def screening_regulariser(algorithm: str, scale: float) -> float:
-    """The noise variance (regulariser) a noise-free screen adds: 1 % of the kernel variance for
-    Thompson sampling and random search, the kernel variance itself (BBKB's lambda = kappa^2
-    regime, in which its batches grow; with a small lambda every batch has one point) for the
-    UCB and MINI rules."""
-    return 0.01 * scale if algorithm in ("ts", "random") else scale
-
-
 def _screen(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .acquisition import ConfidenceWidth
     from .campaign import build
     from .kernels import Tanimoto
-    from .problems.screening import screening_problem
+    from .problems.screening import screening_problem, screening_regulariser
     from .session import run_session
 
     print(f"featurising {args.library} (cached after the first run)...")

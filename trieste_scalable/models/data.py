@@ -25,7 +25,6 @@ class ReplicatedData:
     :ivar sum_squares: Sum of the squared observations over all evaluations.
     :ivar within_sum_squares: :math:`\\sum_i \\sum_j (y_{ij} - \bar y_i)^2`, computed by two
         passes (stable, unlike :math:`\\sum y^2 - n \bar y^2`).
-    :ivar first_index: Row of the dataset where each unique input first appears [n].
     """
 
     inputs: np.ndarray
@@ -33,7 +32,6 @@ class ReplicatedData:
     sums: np.ndarray
     sum_squares: float
     within_sum_squares: float
-    first_index: np.ndarray
 
     @property
     def num_evaluations(self) -> int:
@@ -101,5 +99,4 @@ def aggregate(x: np.ndarray, y: np.ndarray) -> ReplicatedData:
         sums=sums,
         sum_squares=float(np.sum(y[:, 0] ** 2)),
         within_sum_squares=float(np.sum(residuals**2)),
-        first_index=first_index[order],
     )

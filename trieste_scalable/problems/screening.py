@@ -122,6 +122,14 @@ def screening_problem(
     )
 
 
+def screening_regulariser(algorithm: str, scale: float) -> float:
+    """The noise variance (regulariser) a noise-free screen adds: 1 % of the kernel variance for
+    Thompson sampling and random search, the kernel variance itself (BBKB's lambda = kappa^2
+    regime, in which its batches grow; with a small lambda every batch has one point) for the
+    UCB and MINI rules."""
+    return 0.01 * scale if algorithm in ("ts", "random") else scale
+
+
 def _valid_kept(kept: np.ndarray, num_smiles: int) -> bool:
     """Indices of parsed molecules: strictly increasing integers within the library."""
     return bool(
