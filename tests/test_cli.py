@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from trieste_scalable import rule_state
+from trieste_scalable.acquisition.thompson import ThompsonState
 from trieste_scalable.cli import main
 from trieste_scalable.problems.molecules import load_smiles
 
@@ -64,6 +66,10 @@ def test_screen_resumes_without_re_evaluating(tmp_path: Path, library: Path) -> 
     assert len(rows) == 100
     assert len({row["index"] for row in rows}) == 100  # no molecule evaluated twice
     assert [row["batch"] for row in rows[60:]] == ["3"] * 20 + ["4"] * 20
+    # the rule continued from its saved state: batch TS drew batches 3 and 4's seeds, not
+    # batches 1 and 2's again (a fresh rule would end at num_batches == 2)
+    state, batch = rule_state.decode((logdir / "rule_state.json").read_text())
+    assert batch == 4 and state == ThompsonState(num_batches=4)
     assert main(args + ["--budget", "80", "--resume"]) == 0  # already complete: no-op
     assert len(_rows(logdir / "evaluations.csv")) == 100
 
@@ -112,3 +118,17 @@ def test_version_is_the_package_version(capsys: pytest.CaptureFixture) -> None:
         main(["--version"])
     assert exit_.value.code == 0
     assert capsys.readouterr().out.strip() == f"trieste-scalable {trieste_scalable.__version__}"
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"batch": 1, "type": "NoSuchState"}'])
+def test_resume_with_a_damaged_rule_state_fails_cleanly(
+    tmp_path: Path, capsys: pytest.CaptureFixture, content: str
+) -> None:
+    logdir = tmp_path / "run"
+    args = ["optimize", "--algorithm", "random", "--logdir", str(logdir), "--quiet"]
+    assert main(args + ["--budget", "20"]) == 0
+    before = (logdir / "evaluations.csv").read_text()
+    (logdir / "rule_state.json").write_text(content)
+    assert main(args + ["--budget", "30", "--resume"]) == 1
+    assert "rule_state.json is damaged" in capsys.readouterr().err
+    assert (logdir / "evaluations.csv").read_text() == before  # nothing lost or added

@@ -143,3 +143,12 @@ def test_state_counts_epochs_and_switches_through_ask_tell() -> None:
     assert state.evaluations == len(ask_tell.dataset) - len(data)
     restored = AskTellOptimizer.from_state(ask_tell.to_state(), space, rule)
     assert restored.acquisition_state == state
+
+
+def test_ei_epoch_width_and_incumbent_live_in_the_state() -> None:
+    space, data, model = setup(6)
+    rule = MiniGPEI(width="constant", beta=1.5)
+    state, _ = rule.acquire_single(space, model, data)(None)
+    expected = float(tf.reduce_min(model.predict(space.points)[0]))
+    assert state.beta == 1.5 and state.incumbent == pytest.approx(expected, rel=1e-12)
+    assert not hasattr(rule, "_eta")  # nothing of the epoch is kept on the rule itself

@@ -22,7 +22,7 @@ from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 from trieste.models.interfaces import TrainableProbabilisticModel
 from trieste.space import SearchSpace
-from trieste.types import TensorType
+from trieste.types import State, TensorType
 
 from .acquisition import (
     BBKB,
@@ -56,13 +56,23 @@ class CampaignResult:
         return int(self.dataset.query_points.shape[0]) - self.num_initial
 
 
-class RandomRule(AcquisitionRule[tf.Tensor, SearchSpace, Any]):
+@dataclass(frozen=True)
+class RandomState:
+    """Batches drawn so far by :class:`RandomRule`: it seeds the next batch."""
+
+    num_batches: int = 0
+
+
+class RandomRule(
+    AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]
+):
     """Uniform random candidates, distinct within a batch (the baseline); with
-    ``exclude_evaluated``, never an evaluated candidate (screening without replacement)."""
+    ``exclude_evaluated``, never an evaluated candidate (screening without replacement). Batch
+    ``k`` is drawn with the seed ``(seed, k)``, so a restored run draws what it would have."""
 
     def __init__(self, batch_size: int, seed: int = 0, exclude_evaluated: bool = False):
         self._batch_size = batch_size
-        self._rng = np.random.default_rng(seed)
+        self._seed = seed
         self._exclude = exclude_evaluated
         self._evaluated = EvaluatedCandidates()
 
@@ -74,7 +84,14 @@ class RandomRule(AcquisitionRule[tf.Tensor, SearchSpace, Any]):
         if allowed.size == 0:
             raise ValueError("every candidate has been evaluated: nothing is left to pick")
         size = min(self._batch_size, allowed.size)  # the last batch shrinks to what is left
-        return tf.gather(points, self._rng.choice(allowed, size=size, replace=False))
+
+        def state_func(state: Optional[RandomState]) -> tuple[RandomState, TensorType]:
+            state = state or RandomState()
+            rng = np.random.default_rng([self._seed, state.num_batches])
+            chosen = rng.choice(allowed, size=size, replace=False)
+            return RandomState(state.num_batches + 1), tf.gather(points, chosen)
+
+        return state_func
 
     def __repr__(self) -> str:
         return f"RandomRule({self._batch_size}, exclude_evaluated={self._exclude})"
@@ -207,7 +224,8 @@ def run_campaign(
     progress: bool = True,
     *,
     previous: Optional[CampaignResult] = None,
-    on_batch: Optional[Callable[[int, Dataset], None]] = None,
+    on_batch: Optional[Callable[[int, Dataset, Any], None]] = None,
+    rule_state: Any = None,
 ) -> CampaignResult:
     """Evaluate ``budget`` points after the initial design with ``rule`` (batches cut at the
     budget).
@@ -216,8 +234,10 @@ def run_campaign(
         resumed campaign had evaluated.
     :param previous: The record of an interrupted campaign to continue (its batches count
         towards ``budget`` and nothing is re-evaluated).
-    :param on_batch: Called with the batch number and the new observations after each batch
-        (e.g. to append them to a file, so an interruption loses nothing).
+    :param on_batch: Called with the batch number, the new observations and the rule's
+        ``State`` value after each batch (e.g. to append them to a file, so an interruption
+        loses nothing).
+    :param rule_state: The rule's ``State`` value to continue from (a resumed campaign's).
     """
     if budget < 1:
         raise ValueError(f"budget must be positive, got {budget}")
@@ -231,7 +251,9 @@ def run_campaign(
         logging.tensorboard_writer(writer) if writer else nullcontext(),
         _dimension_histograms_limited(int(initial.query_points.shape[-1])),
     ):
-        ask_tell = AskTellOptimizer(problem.search_space, initial, model, rule)
+        ask_tell = AskTellOptimizer(
+            problem.search_space, initial, model, rule, acquisition_state=rule_state
+        )
         step = len(result.batch_sizes)
         while result.num_evaluations < budget:
             step += 1
@@ -241,7 +263,7 @@ def run_campaign(
             seconds = time.perf_counter() - start
             new_data = observer(batch)
             if on_batch is not None:
-                on_batch(step, new_data)
+                on_batch(step, new_data, ask_tell.acquisition_state)
             start = time.perf_counter()
             ask_tell.tell(new_data)
             seconds += time.perf_counter() - start

@@ -1,10 +1,12 @@
 """One command-line campaign in its output directory: settings, the evaluation log, resuming.
 
 The directory holds ``run.json`` (the settings and the library's content hash),
-``evaluations.csv`` (see :mod:`trieste_scalable.evaluation_log`), TensorBoard event files,
+``evaluations.csv`` (see :mod:`trieste_scalable.evaluation_log`), ``rule_state.json`` (the rule's
+``State`` after the last batch, :mod:`trieste_scalable.rule_state`), TensorBoard event files,
 ``summary.png`` and ``.lock`` (see :mod:`trieste_scalable.logdir`). ``--resume`` takes the lock,
-checks the settings and the library are the same, reloads the log, rebuilds the model from it and
-continues to the budget: nothing is evaluated twice, nothing logged is lost.
+checks the settings and the library are the same, reloads the log, rebuilds the model from it,
+restores the rule's state and continues to the budget: nothing is evaluated twice, nothing logged
+is lost, and no batch's random seeds are replayed.
 
 Failure behaviour: the model and rule are built (so every setting is validated) before anything
 is written; a new campaign that fails before its first batch after the initial design is logged
@@ -21,6 +23,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 from trieste.data import Dataset
 
+from . import rule_state
 from .campaign import CampaignResult, run_campaign
 from .errors import CampaignError, UsageError
 from .evaluation_log import EvaluationLog
@@ -31,6 +34,7 @@ from .report import plot_summary
 # Settings that may change when resuming (everything else must match the original run).
 RESUMABLE = {"budget", "quiet", "resume", "logdir", "command", "batch_size", "max_batch_size"}
 LIBRARY_HASH = "library_sha256"
+RULE_STATE = "rule_state.json"
 
 Build = Callable[[Dataset, int], tuple[Any, Any]]
 """Maps the data so far and the evaluations left to the (model, rule) pair."""
@@ -81,16 +85,17 @@ def _start(
     write_atomically(saved, json.dumps({**settings, LIBRARY_HASH: problem.content_hash()}))
     log.start(data)
     batches = [0]
+    record = _recorder(log, logdir)
 
-    def append(step: int, new_data: Dataset) -> None:
-        log.append(step, new_data)
+    def append(step: int, new_data: Dataset, state: Any) -> None:
+        record(step, new_data, state)
         batches[0] += 1
 
     try:
         return _run(problem, settings, model, rule, data, logdir, None, append)
     except Exception:
         if batches[0] == 0:  # failed before any batch: leave nothing that blocks a rerun
-            for path in (saved, log.path):
+            for path in (saved, log.path, logdir / RULE_STATE):
                 path.unlink(missing_ok=True)
         raise
 
@@ -116,7 +121,9 @@ def _resume(
         print("the campaign had already reached its budget")
         return previous
     model, rule = build(data, settings["budget"] - previous.num_evaluations)
-    return _run(problem, settings, model, rule, data, logdir, previous, log.append)
+    state = _saved_rule_state(logdir / RULE_STATE, len(previous.batch_sizes))
+    record = _recorder(log, logdir)
+    return _run(problem, settings, model, rule, data, logdir, previous, record, state)
 
 
 def _run(
@@ -127,7 +134,8 @@ def _run(
     data: Dataset,
     logdir: Path,
     previous: Optional[CampaignResult],
-    append: Callable[[int, Dataset], None],
+    append: Callable[[int, Dataset, Any], None],
+    state: Any = None,
 ) -> CampaignResult:
     start = time.perf_counter()
     result = run_campaign(
@@ -141,11 +149,46 @@ def _run(
         not settings["quiet"],
         previous=previous,
         on_batch=append,
+        rule_state=state,
     )
     title = f"{settings['algorithm']} on {problem.name}"
     plot_summary(logdir / "summary.png", problem, result, title)
     print(f"done in {time.perf_counter() - start:.1f}s: {result.num_evaluations} evaluations")
     return result
+
+
+def _recorder(log: EvaluationLog, logdir: Path) -> Callable[[int, Dataset, Any], None]:
+    """Saves the rule's state, then appends the batch to the log: after a crash the saved state
+    is the log's or one batch ahead of it, never behind (a resumed run replays no seed)."""
+
+    def record(step: int, new_data: Dataset, state: Any) -> None:
+        write_atomically(logdir / RULE_STATE, rule_state.encode(state, step))
+        log.append(step, new_data)
+
+    return record
+
+
+def _saved_rule_state(path: Path, logged_batches: int) -> Any:
+    """The rule state saved with the log (``None``, a fresh rule, when a campaign from before
+    states were saved has none).
+
+    :raise CampaignError: If the file is damaged or older than the log.
+    """
+    if not path.is_file():
+        print(f"no {path.name}: the rule restarts from a fresh state")
+        return None
+    try:
+        state, batch = rule_state.decode(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CampaignError(
+            f"{path} is damaged ({error}); delete it to resume with a fresh rule state"
+        ) from None
+    if batch < logged_batches:
+        raise CampaignError(
+            f"{path} is from batch {batch} but the log has {logged_batches} batches; delete it "
+            "to resume with a fresh rule state"
+        )
+    return state
 
 
 def _refuse_overwrite(saved: Path, log: EvaluationLog) -> None:

@@ -40,12 +40,16 @@ class MiniMetaState:
     :ivar switches: Epochs whose candidate differed from the previous epoch's.
     :ivar evaluations: Evaluations requested by this rule so far.
     :ivar last_point: The previous epoch's candidate (a tuple), if any.
+    :ivar beta: The previous epoch's width.
+    :ivar incumbent: The previous epoch's incumbent :math:`\\eta` (MINI-GP-EI), if any.
     """
 
     epochs: int = 0
     switches: int = 0
     evaluations: int = 0
     last_point: Optional[tuple[float, ...]] = None
+    beta: Optional[float] = None
+    incumbent: Optional[float] = None
 
 
 MAX_REPEATS = 10_000
@@ -94,7 +98,9 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
         self._exclude_evaluated = exclude_evaluated
         self._evaluated = EvaluatedCandidates()
 
-    def _scores(self, mean: tf.Tensor, variance: tf.Tensor, beta: float) -> tf.Tensor:
+    def _scores(
+        self, mean: tf.Tensor, variance: tf.Tensor, beta: float, incumbent: Optional[float]
+    ) -> tf.Tensor:
         """Scores [N] to minimise from the posterior mean and latent variance [N]."""
         raise NotImplementedError
 
@@ -102,15 +108,12 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
         """The width at the epoch start."""
         raise NotImplementedError
 
-    def _epoch_start(
-        self,
-        search_space: SearchSpace,
-        model: Any,
-        dataset: Optional[Dataset],
-        candidate_mean: Optional[tf.Tensor],
-    ) -> None:
-        """Hook for quantities fixed for the epoch (EI's incumbent); ``candidate_mean`` [N] is
-        the posterior mean over a discrete candidate set, already computed for the scores."""
+    def _incumbent(
+        self, model: Any, dataset: Optional[Dataset], candidate_mean: Optional[tf.Tensor]
+    ) -> Optional[float]:
+        """The incumbent fixed for the epoch (EI's; ``None`` for UCB); ``candidate_mean`` [N]
+        is the posterior mean over a discrete candidate set, already computed for the scores."""
+        return None
 
     def acquire(
         self,
@@ -128,7 +131,7 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
             state = state or MiniMetaState()
             if self._budget is not None and state.evaluations >= self._budget:
                 raise ValueError(f"the budget of {self._budget} evaluations is spent")
-            point = self._best_point(search_space, model, dataset, evaluated)  # [1, D]
+            point, beta, incumbent = self._best_point(search_space, model, dataset, evaluated)
             _, variance = model.predict(point)
             noise = float(tf.convert_to_tensor(model.get_observation_noise()))
             cap = min(self._max_batch_size or MAX_REPEATS, MAX_REPEATS)
@@ -143,6 +146,8 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
                 switches=state.switches + int(key != state.last_point),
                 evaluations=state.evaluations + count,
                 last_point=key,
+                beta=beta,
+                incumbent=incumbent,
             )
             self._log(new_state, count, dataset)
             return new_state, tf.repeat(point, count, axis=0)
@@ -151,31 +156,30 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
 
     def _best_point(
         self, search_space: SearchSpace, model: Any, dataset: Optional[Dataset], evaluated: int
-    ) -> tf.Tensor:
+    ) -> tuple[tf.Tensor, float, Optional[float]]:
+        """The epoch's candidate [1, D], its width and its incumbent."""
         if isinstance(search_space, DiscreteSearchSpace):
             beta = self._beta(model, int(search_space.points.shape[0]), evaluated)
-            self._epoch_beta = beta
             mean, variance = model.predict(search_space.points)  # one prediction per epoch
-            self._epoch_start(search_space, model, dataset, mean[:, 0])
-            scores = self._scores(mean[:, 0], variance[:, 0], beta).numpy()
+            incumbent = self._incumbent(model, dataset, mean[:, 0])
+            scores = self._scores(mean[:, 0], variance[:, 0], beta, incumbent).numpy()
             if self._exclude_evaluated:
                 done = self._evaluated(search_space, dataset)
                 if done.all():
                     raise ValueError("every candidate has been evaluated: nothing is left to pick")
                 scores[done] = np.inf
-            return tf.gather(search_space.points, [int(np.argmin(scores))])
+            return tf.gather(search_space.points, [int(np.argmin(scores))]), beta, incumbent
         if isinstance(search_space, Box):
             # heuristic: no guarantee on continuous spaces (spec minimeta.md §2, limitations)
             beta = self._beta(model, 0, evaluated)
-            self._epoch_beta = beta
-            self._epoch_start(search_space, model, dataset, None)
+            incumbent = self._incumbent(model, dataset, None)
             optimizer = generate_continuous_optimizer(self._num_initial_samples)
 
             def acquisition(x: tf.Tensor) -> tf.Tensor:  # [N, 1, D] -> [N, 1], maximised
                 mean, variance = model.predict(x[:, 0, :])
-                return -self._scores(mean[:, 0], variance[:, 0], beta)[:, None]
+                return -self._scores(mean[:, 0], variance[:, 0], beta, incumbent)[:, None]
 
-            return optimizer(search_space, acquisition)
+            return optimizer(search_space, acquisition), beta, incumbent
         raise ValueError(
             f"{type(self).__name__} supports DiscreteSearchSpace and Box, got "
             f"{type(search_space).__name__}"
@@ -188,7 +192,7 @@ class _MiniMetaRule(AcquisitionRule[State[Optional[MiniMetaState], TensorType], 
             "switches": state.switches,
             "unique_candidates": unique,
             "repeats": count,
-            "beta": self._epoch_beta,
+            "beta": float(state.beta or 0.0),
         }
         write_scalars(self._name, self.last_statistics)
 
@@ -250,7 +254,9 @@ class MiniGPUCB(_MiniMetaRule):
             return math.sqrt(2 * math.log(size * t**2 * math.pi**2 / (6 * self.delta)))
         return self.rkhs_norm + math.sqrt(_information(model) + math.log(1 / self.delta))
 
-    def _scores(self, mean: tf.Tensor, variance: tf.Tensor, beta: float) -> tf.Tensor:
+    def _scores(
+        self, mean: tf.Tensor, variance: tf.Tensor, beta: float, incumbent: Optional[float]
+    ) -> tf.Tensor:
         return mean - beta * tf.sqrt(variance)
 
     def __repr__(self) -> str:
@@ -298,22 +304,16 @@ class MiniGPEI(_MiniMetaRule):
         if not 0 < delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {delta}")
         self.width, self.beta, self.delta, self.incumbent = width, beta, delta, incumbent
-        self._eta: Optional[float] = None
 
-    def _epoch_start(
-        self,
-        search_space: SearchSpace,
-        model: Any,
-        dataset: Optional[Dataset],
-        candidate_mean: Optional[tf.Tensor],
-    ) -> None:
+    def _incumbent(
+        self, model: Any, dataset: Optional[Dataset], candidate_mean: Optional[tf.Tensor]
+    ) -> Optional[float]:
         on_candidates = self.incumbent == "candidates" or dataset is None
         if on_candidates and candidate_mean is not None:
-            self._eta = float(tf.reduce_min(candidate_mean))
-        elif dataset is not None:  # Box (or asked for): the evaluated points
-            self._eta = float(tf.reduce_min(model.predict(dataset.query_points)[0]))
-        else:
-            raise ValueError("MiniGPEI on a Box needs the dataset for its incumbent")
+            return float(tf.reduce_min(candidate_mean))
+        if dataset is not None:  # Box (or asked for): the evaluated points
+            return float(tf.reduce_min(model.predict(dataset.query_points)[0]))
+        raise ValueError("MiniGPEI on a Box needs the dataset for its incumbent")
 
     def _beta(self, model: Any, num_candidates: int, evaluations: int) -> float:
         if self.width == "constant":
@@ -322,10 +322,12 @@ class MiniGPEI(_MiniMetaRule):
         log_t = math.log(max(evaluations, 1) / self.delta)
         return math.sqrt(info) + math.sqrt(info * log_t + log_t)
 
-    def _scores(self, mean: tf.Tensor, variance: tf.Tensor, beta: float) -> tf.Tensor:
+    def _scores(
+        self, mean: tf.Tensor, variance: tf.Tensor, beta: float, incumbent: Optional[float]
+    ) -> tf.Tensor:
         scale = beta * tf.sqrt(tf.maximum(variance, 1e-300))
-        assert self._eta is not None
-        a = (self._eta - mean) / scale
+        assert incumbent is not None
+        a = (incumbent - mean) / scale
         normal = tfp.distributions.Normal(tf.zeros_like(a), tf.ones_like(a))
         improvement = scale * (a * normal.cdf(a) + normal.prob(a))
         return -improvement

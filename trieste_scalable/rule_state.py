@@ -1,0 +1,53 @@
+"""A rule's Trieste ``State`` value to and from JSON, so a resumed campaign continues the rule
+where it stopped (batch Thompson sampling's seeds, the UCB rules' accumulated information, MINI's
+epoch counts) instead of starting it afresh.
+
+The states are the frozen dataclasses the rules return (:class:`BatchUCBState`,
+:class:`ThompsonState`, :class:`MiniMetaState`, :class:`RandomState`); their fields are numbers,
+``None`` or tuples of numbers, which JSON holds exactly (``repr`` round trip of floats).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Optional
+
+from .acquisition.bbkb import BatchUCBState
+from .acquisition.minimeta import MiniMetaState
+from .acquisition.thompson import ThompsonState
+from .campaign import RandomState
+
+STATE_TYPES: dict[str, Any] = {
+    cls.__name__: cls for cls in (BatchUCBState, ThompsonState, MiniMetaState, RandomState)
+}
+
+
+def encode(state: Any, batch: int) -> str:
+    """JSON of ``state`` (or ``None``) as it stood after ``batch`` batches."""
+    if state is None:
+        return json.dumps({"batch": batch, "type": None})
+    if type(state).__name__ not in STATE_TYPES:
+        raise TypeError(f"cannot save a rule state of type {type(state).__name__}")
+    fields = dataclasses.asdict(state)
+    return json.dumps({"batch": batch, "type": type(state).__name__, "fields": fields})
+
+
+def decode(text: str) -> tuple[Optional[Any], int]:
+    """The state and the batch it followed; lists come back as tuples (the states are frozen
+    and hashable).
+
+    :raise ValueError: On text that is not a saved state.
+    """
+    try:
+        saved = json.loads(text)
+        batch = int(saved["batch"])
+        if saved["type"] is None:
+            return None, batch
+        cls = STATE_TYPES[saved["type"]]
+        fields: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in saved["fields"].items()
+        }
+        return cls(**fields), batch
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"not a saved rule state ({type(error).__name__}: {error})") from None
