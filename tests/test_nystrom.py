@@ -234,3 +234,21 @@ def test_model_deep_copies() -> None:
     clone = copy.deepcopy(model)
     x = tf.constant(np.random.default_rng(2).uniform(size=(3, 2)))
     np.testing.assert_array_equal(model.predict(x)[0], clone.predict(x)[0])
+
+
+def test_updating_with_the_data_held_is_a_no_op_and_refits_nothing() -> None:
+    """Trieste's loops update (and optimize) a model built with its initial data again: the
+    dictionary is not resampled and the hyperparameters not refitted on the same data."""
+    data = replicated_dataset(6, num_unique=60)
+    model = NystromGPR(se_kernel(), NOISE, data, max_optimizer_iterations=5)
+    model.optimize(data)
+    posterior, dictionary = model._posterior, model.dictionary
+    model.update(Dataset(tf.identity(data.query_points), tf.identity(data.observations)))
+    assert model._posterior is posterior
+    np.testing.assert_array_equal(model.dictionary, dictionary)
+    assert model.optimize(data) is None and len(model._fit_outcomes) == 1
+    more = data + Dataset(data.query_points[:3], data.observations[:3] + 0.1)
+    model.update(more)  # new evaluations: resampled and refitted as usual
+    assert model._posterior is not posterior
+    model.optimize(more)
+    assert len(model._fit_outcomes) == 2

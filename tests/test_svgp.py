@@ -213,3 +213,32 @@ def test_priors_on_hyperparameters_are_used() -> None:
     free = AdaptiveSVGP(gpflow.kernels.Matern52(lengthscales=0.5), NOISE, data, inducing=15)
     assert float(kernel.lengthscales.numpy()) == pytest.approx(3.0, rel=0.05)
     assert float(free.get_kernel().lengthscales.numpy()) < 1.0
+
+
+def test_a_trieste_loop_conditions_once_and_never_projects_unused_q() -> None:
+    """Built with data then handed to Ask/Tell (which updates and optimizes again): one
+    inducing-point selection and one fit; in the loop, update is always followed by optimize,
+    so the warm-start projection of q (only needed for predictions in between) never runs."""
+    from trieste.ask_tell_optimization import AskTellOptimizer
+    from trieste.space import Box
+
+    from trieste_scalable.acquisition import BatchThompsonSampling
+
+    class CountingSelector(KMeansSelector):
+        calls = 0
+
+        def select(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            CountingSelector.calls += 1
+            return super().select(*args, **kwargs)
+
+    data = replicated_dataset(3, num_unique=40)
+    selector = CountingSelector()
+    model = AdaptiveSVGP(se_kernel(), NOISE, data, inducing=20, selector=selector)
+    ask_tell = AskTellOptimizer(Box([0.0, 0.0], [1.0, 1.0]), data, model, BatchThompsonSampling(4))
+    assert CountingSelector.calls == 1  # the same data was not re-selected
+    assert len(model._fit_outcomes) == 1  # nor refitted
+    for _ in range(3):
+        batch = ask_tell.ask()
+        ask_tell.tell(Dataset(batch, tf.reduce_sum(batch, axis=1, keepdims=True)))
+    assert len(model._fit_outcomes) == 4
+    assert model.compiled.project.experimental_get_tracing_count() == 0

@@ -113,6 +113,8 @@ class ReplicatedGPBase(
         # the values the model was built with: always one of the fits' starts
         self._initial_values = [p.numpy() for p in self._hyperparameters()]
         self._last_fit_size = 0
+        self._data_version = 0  # successful updates that changed the data
+        self._fitted_version = -1  # the data version the last fit ran on
         self._fit_outcomes: list[FitOutcome] = []
         self.fit_rejections = 0
         """Fits that failed, ended worse than they started or were degenerate, and were undone."""
@@ -192,6 +194,8 @@ class ReplicatedGPBase(
             mean = float(np.mean(y - y[0, 0]))
             self._initial_values[-1] = np.asarray(mean, dtype=self._mean.dtype.as_numpy_dtype)
         data = aggregate(x, y - np.asarray(centre, dtype=y.dtype))
+        if self._data is not None and _same_data(data, self._data):
+            return  # e.g. Trieste's loop updating a model built with the same data: no-op
         previous = self._centre, self._mean.numpy()
         self._centre = centre
         self._mean.assign(mean)
@@ -201,6 +205,7 @@ class ReplicatedGPBase(
             self._centre = previous[0]
             self._mean.assign(previous[1])
             raise
+        self._data_version += 1
 
     @property
     def prior_mean(self) -> Optional[float]:
@@ -214,14 +219,18 @@ class ReplicatedGPBase(
         model's :class:`~trieste_scalable.models.fitting.FitSchedule` says a refit is due.
 
         ``dataset`` must be the one last passed to :meth:`update` (Trieste always does this).
+        Nothing is refitted on data already fitted: a model built with its initial data and
+        handed to a Trieste loop (which updates and optimizes it again) conditions and fits
+        once; :meth:`update` with the data the model holds is a no-op too.
         A fit that fails, ends worse than it started or is degenerate is undone (the last good
         hyperparameters stay) with a warning, and counted in :attr:`fit_rejections`.
         """
         data = self._data
-        if not self._fit or data is None:
-            return None
+        if not self._fit or data is None or self._fitted_version == self._data_version:
+            return None  # nothing to fit, or no new data since the last fit
         if not self._fit_schedule.due(data.counts.size, self._last_fit_size):
             return None
+        self._fitted_version = self._data_version
         pairs = [
             (p, v) for p, v in zip(self._hyperparameters(), self._initial_values) if p.trainable
         ]
@@ -361,3 +370,13 @@ class ReplicatedGPBase(
     def _flatten(self, query_points: tf.Tensor) -> tf.Tensor:
         x = self._check_points(query_points)
         return tf.reshape(x, [-1, x.shape[-1]])
+
+
+def _same_data(new: ReplicatedData, old: ReplicatedData) -> bool:
+    return (
+        new.inputs.shape == old.inputs.shape
+        and np.array_equal(new.counts, old.counts)
+        and np.array_equal(new.sums, old.sums)
+        and np.array_equal(new.inputs, old.inputs)
+        and new.sum_squares == old.sum_squares
+    )

@@ -120,6 +120,10 @@ class AdaptiveSVGP(
         self._num_rff_features = num_rff_features
         self._jit_compile = jit_compile
         self._posterior: Optional[svgp.WhitenedPosterior] = None
+        # new inducing points whose q is not computed yet: (the posterior to project q from,
+        # padded points, mask, factor, jitter); projected only if used before optimize sets
+        # the optimal q (Trieste's loop never uses it: update is always followed by optimize)
+        self._unprojected: Optional[tuple[Any, ...]] = None
         self._absolute_jitter = 0.0
         self._q_is_optimal = False
         self._selection_seconds = 0.0
@@ -136,12 +140,21 @@ class AdaptiveSVGP(
     @property
     def num_inducing(self) -> int:
         """The number m of (real) inducing points in use."""
+        if self._unprojected is not None:
+            return int(tf.reduce_sum(self._unprojected[2]))
         return 0 if self._posterior is None else int(tf.reduce_sum(self._posterior.mask))
 
     @property
     def posterior(self) -> svgp.WhitenedPosterior:
         """The current whitened posterior (padded to its capacity)."""
         self._require_data()
+        if self._unprojected is not None:  # warm start: the last q at the new inducing points
+            source, padded, mask, chol, jitter = self._unprojected
+            q_mu, q_sqrt = self.compiled.project(source, padded, mask, chol, jitter)
+            self._posterior = svgp.WhitenedPosterior(
+                padded, mask, chol, q_mu, q_sqrt, self._prior_mean()
+            )
+            self._unprojected = None
         assert self._posterior is not None
         return self._posterior
 
@@ -199,21 +212,21 @@ class AdaptiveSVGP(
         size = self._schedule.size(data.counts.size)
         inducing = self._selector.select(data.inputs, size, self.compiled.greedy_selection)
         padded, mask, chol, jitter = self._factor(inducing)
-        if self._posterior is None:
+        if self._posterior is None:  # the prior: q = N(0, I)
             capacity = int(mask.shape[0])
             q_mu = tf.zeros([capacity], dtype=self._dtype)
             q_sqrt = tf.eye(capacity, dtype=self._dtype)
-        else:
-            q_mu, q_sqrt = self.compiled.project(self._posterior, padded, mask, chol, jitter)
-        mean = self._prior_mean()
-        self._posterior = svgp.WhitenedPosterior(padded, mask, chol, q_mu, q_sqrt, mean)
+            mean = self._prior_mean()
+            self._posterior = svgp.WhitenedPosterior(padded, mask, chol, q_mu, q_sqrt, mean)
+        else:  # project the last computed q when (if) it is used
+            source = self._posterior if self._unprojected is None else self._unprojected[0]
+            self._unprojected = (source, padded, mask, chol, jitter)
         self._data, self._absolute_jitter, self._q_is_optimal = data, float(jitter), False
         self._selection_seconds = time.perf_counter() - start
 
     def _refactorise(self) -> None:
-        data, post = self._require_data(), self.posterior
-        m = self.num_inducing
-        padded, mask, chol, jitter = self._factor(post.inducing[:m].numpy())
+        data = self._require_data()
+        padded, mask, chol, jitter = self._factor(self._inducing_points().numpy())
         q_mu, q_sqrt = self.compiled.optimal_q(
             padded,
             mask,
@@ -227,15 +240,17 @@ class AdaptiveSVGP(
         self._posterior = svgp.WhitenedPosterior(
             padded, mask, chol, q_mu, q_sqrt, self._prior_mean()
         )
+        self._unprojected = None
         self._absolute_jitter, self._q_is_optimal = float(jitter), True
 
     def _objective(self) -> Callable[[], tf.Tensor]:
         if self._require_data().counts.size <= self._exact_fit_limit:
             return self._exact_objective(self.compiled.exact_evidence)
-        data, post = self._require_data(), self.posterior
+        data = self._require_data()
+        padded, mask = self._padded_inducing()
         args = (
-            post.inducing,
-            post.mask,
+            padded,
+            mask,
             tf.constant(data.inputs),
             tf.constant(data.counts),
             tf.constant(data.sums),
@@ -263,6 +278,17 @@ class AdaptiveSVGP(
         logging.scalar("svgp/selection_seconds", self._selection_seconds)
 
     # ----------------------------------------------------------------- helpers
+    def _padded_inducing(self) -> tuple[tf.Tensor, tf.Tensor]:
+        """The current padded inducing points [M, D] and mask [M] (projected or not)."""
+        if self._unprojected is not None:
+            return self._unprojected[1], self._unprojected[2]
+        assert self._posterior is not None
+        return self._posterior.inducing, self._posterior.mask
+
+    def _inducing_points(self) -> tf.Tensor:
+        """The real inducing points in use [m, D]."""
+        return self._padded_inducing()[0][: self.num_inducing]
+
     def _factor(self, inducing: np.ndarray) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
         """Padded points, mask, Cholesky factor of the masked K_ZZ and the absolute jitter used."""
         size = inducing.shape[0]
