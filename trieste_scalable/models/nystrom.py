@@ -22,8 +22,6 @@ from .in_batch import InBatchPosterior
 
 
 class NystromGPR(ReplicatedGPBase):
-    _log_name = "nystrom"
-
     r"""GP regression with the DTC (Nystrom) posterior over a resampled dictionary (BKB/BBKB).
 
     The posterior (spec bbkb.md eqs. 1-3) conditions on every evaluation, with repeated inputs
@@ -44,6 +42,8 @@ class NystromGPR(ReplicatedGPBase):
     The prior mean is a constant (see :class:`ReplicatedGPBase`); the papers assume zero mean,
     ``prior_mean=0.0``.
     """
+
+    _log_name = "nystrom"
 
     def __init__(
         self,

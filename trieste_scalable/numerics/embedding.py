@@ -1,6 +1,7 @@
 r"""The inducing-point core that every sparse posterior here shares: the Nystrom (DTC) posterior
-of BKB/BBKB (:mod:`.dtc`), the ELBO-optimal SVGP of S-GP-TS (:mod:`.svgp`) and the SGPR evidence
-(:mod:`.evidence`) are three readings of one factorisation.
+of BKB/BBKB (:mod:`trieste_scalable.numerics.dtc`), the ELBO-optimal SVGP of S-GP-TS
+(:mod:`trieste_scalable.numerics.svgp`) and the SGPR evidence
+(:mod:`trieste_scalable.numerics.evidence`) are three readings of one factorisation.
 
 With inducing points :math:`S` (``M`` rows, ``mask == 1`` for real ones, the rest padding),
 :math:`L_S L_S^T = K_S` and the embedding :math:`z(x) = L_S^{-1} k_S(x)` (so
