@@ -3,7 +3,7 @@
 import pytest
 
 from trieste_scalable import rule_state
-from trieste_scalable.acquisition.bbkb import BatchUCBState
+from trieste_scalable.acquisition import BatchUCBState
 from trieste_scalable.acquisition.minimeta import MiniMetaState
 from trieste_scalable.acquisition.thompson import ThompsonState
 from trieste_scalable.campaign import RandomState

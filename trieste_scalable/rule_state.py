@@ -13,7 +13,7 @@ import dataclasses
 import json
 from typing import Any, Optional
 
-from .acquisition.bbkb import BatchUCBState
+from .acquisition.hallucinated import BatchUCBState
 from .acquisition.minimeta import MiniMetaState
 from .acquisition.thompson import ThompsonState
 from .campaign import RandomState

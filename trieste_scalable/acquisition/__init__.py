@@ -1,9 +1,13 @@
 """Trieste acquisition rules: BBKB, BKB, GP-BUCB, MINI-GP-UCB, MINI-GP-EI and batch Thompson
-sampling (S-GP-TS)."""
+sampling (S-GP-TS), with their public bases (:class:`HallucinatedBatchRule`, :class:`EpochRule`)
+and the Protocols they check models against."""
 
-from .bbkb import BBKB, BKB, GPBUCB, BatchUCBState
+from .bbkb import BBKB, BKB, GPBUCB
 from .confidence import ConfidenceWidth
-from .minimeta import MiniGPEI, MiniGPUCB, MiniMetaState, repeats
+from .epochs import EpochRule, MiniMetaState, repeats
+from .hallucinated import BatchUCBState, HallucinatedBatchRule
+from .minimeta import MiniGPEI, MiniGPUCB
+from .protocols import InBatchPosteriorLike, SupportsHallucination, SupportsInformationGain
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
 from .thompson import BatchThompsonSampling, ThompsonState
 
@@ -14,13 +18,18 @@ __all__ = [
     "BatchThompsonSampling",
     "BatchUCBState",
     "ConfidenceWidth",
+    "EpochRule",
     "GlobalLocalStopping",
     "GlobalStopping",
+    "HallucinatedBatchRule",
+    "InBatchPosteriorLike",
     "MiniGPEI",
     "MiniGPUCB",
     "MiniMetaState",
     "ProductStopping",
     "StoppingRule",
+    "SupportsHallucination",
+    "SupportsInformationGain",
     "ThompsonState",
     "repeats",
 ]

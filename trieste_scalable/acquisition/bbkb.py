@@ -10,175 +10,26 @@ UCB of ``-y``) with hallucinated, feedback-free variance updates, and stop by th
   step, with BBKB's improved width.
 - :class:`GPBUCB` (Desautels et al. 2014, GP-AUCB): exact dictionary, product rule.
 
-The rules are stateful: :meth:`acquire` returns a Trieste ``State`` whose value is a frozen
-:class:`BatchUCBState` (the accumulated information term of the width), so ``BayesianOptimizer``
-and ``AskTellOptimizer`` (including ``to_state``/``from_state``) carry it between steps.
+All three are :class:`~trieste_scalable.acquisition.hallucinated.HallucinatedBatchRule` with
+their own stopping rule; their state between steps is a
+:class:`~trieste_scalable.acquisition.hallucinated.BatchUCBState`.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, replace
-from typing import Literal, Mapping, Optional
+from typing import Literal, Optional
 
-import numpy as np
-import tensorflow as tf
-from trieste.acquisition.rule import AcquisitionRule
-from trieste.data import Dataset
-from trieste.space import DiscreteSearchSpace, SearchSpace
-from trieste.types import State, Tag, TensorType
+from trieste.models.interfaces import ProbabilisticModel
 
-from ..models.nystrom import NystromGPR
-from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode
+from .hallucinated import BatchUCBState, HallucinatedBatchRule
+from .protocols import SupportsHallucination
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
-from .summaries import write_scalars
+
+__all__ = ["BBKB", "BKB", "GPBUCB", "BatchUCBState"]
 
 
-@dataclass(frozen=True)
-class BatchUCBState:
-    """What a UCB-family rule carries between steps.
-
-    :ivar information: Accumulated :math:`L` of the confidence width (see ``confidence.py``).
-    :ivar num_batches: Batches acquired so far.
-    :ivar last_batch_size: Size of the last batch.
-    """
-
-    information: float
-    num_batches: int = 0
-    last_batch_size: int = 0
-
-
-class _HallucinatedUCBRule(
-    AcquisitionRule[State[Optional[BatchUCBState], TensorType], SearchSpace, NystromGPR]
-):
-    """Shared batch construction: lazy LCB argmin + hallucination + a stopping rule."""
-
-    _name = "ucb"
-
-    def __init__(
-        self,
-        stopping: StoppingRule,
-        width: WidthMode | ConfidenceWidth,
-        max_batch_size: Optional[int],
-        pool_size: int,
-        seed: int,
-        allow_repeats: bool = True,
-        exclude_evaluated: bool = False,
-    ):
-        if max_batch_size is not None and max_batch_size < 1:
-            raise ValueError(f"max_batch_size must be >= 1 or None, got {max_batch_size}")
-        if pool_size < 1:
-            raise ValueError(f"pool_size must be positive, got {pool_size}")
-        self._stopping = stopping
-        self._width = width if isinstance(width, ConfidenceWidth) else ConfidenceWidth(width)
-        self._max_batch_size = max_batch_size
-        self._pool_size = pool_size
-        self._seed = seed
-        self._allow_repeats = allow_repeats and not exclude_evaluated
-        self._exclude_evaluated = exclude_evaluated
-        self._evaluated = EvaluatedCandidates()
-
-    @property
-    def width(self) -> ConfidenceWidth:
-        return self._width
-
-    def _check_model(self, model: NystromGPR) -> None:
-        if not isinstance(model, NystromGPR):
-            raise ValueError(
-                f"{type(self).__name__} needs a trieste_scalable NystromGPR model, got "
-                f"{type(model).__name__}"
-            )
-
-    def acquire(
-        self,
-        search_space: SearchSpace,
-        models: Mapping[Tag, NystromGPR],
-        datasets: Optional[Mapping[Tag, Dataset]] = None,
-    ) -> State[Optional[BatchUCBState], TensorType]:
-        model, dataset = objective_of(models, datasets, search_space)
-        self._check_model(model)
-
-        def state_func(state: Optional[BatchUCBState]) -> tuple[BatchUCBState, TensorType]:
-            if state is None:
-                state = BatchUCBState(information=model.information_gain())
-            seed = int(np.random.default_rng([self._seed, state.num_batches]).integers(2**31))
-            candidates = candidate_points(search_space, dataset, self._pool_size, seed)
-            excluded = None
-            if self._exclude_evaluated and isinstance(search_space, DiscreteSearchSpace):
-                excluded = self._evaluated(search_space, dataset)
-                if excluded.all():
-                    raise ValueError("every candidate has been evaluated: nothing is left to pick")
-            batch, information, stats = self._build_batch(
-                model, candidates, state.information, excluded
-            )
-            new_state = replace(
-                state,
-                information=information,
-                num_batches=state.num_batches + 1,
-                last_batch_size=int(batch.shape[0]),
-            )
-            self._log(stats)
-            return new_state, batch
-
-        return state_func
-
-    def _build_batch(
-        self,
-        model: NystromGPR,
-        candidates: tf.Tensor,
-        information: float,
-        excluded: Optional[np.ndarray] = None,
-    ) -> tuple[tf.Tensor, float, dict[str, float]]:
-        start = time.perf_counter()
-        posterior = model.batch_posterior()
-        exact = model.dictionary_policy.exact
-        mean, s2_0 = (t.numpy() for t in posterior.batch_start_marginals(candidates))
-        noise = posterior.noise
-        threshold = self._stopping.ratio_threshold
-        alpha = self._width.alpha(information, noise, threshold, exact)
-        scoring_seconds = time.perf_counter() - start
-
-        lazy = LazyArgmin(
-            mean, s2_0, alpha, lambda idx: posterior.variance(tf.gather(candidates, idx)).numpy()
-        )
-        if excluded is not None:
-            lazy.exclude(np.flatnonzero(excluded))
-        selectable = lazy.num_selectable
-        self._stopping.start(posterior, candidates, s2_0)
-        chosen: list[int] = []
-        while True:
-            index, variance = lazy.argmin()
-            chosen.append(index)
-            information += self._width.information_term(variance if exact else s2_0[index], exact)
-            stop = self._stopping.add(index, variance)
-            full = len(chosen) >= (self._max_batch_size or np.inf)
-            if stop or full or (not self._allow_repeats and len(chosen) == selectable):
-                break
-            posterior.add(tf.gather(candidates, [index]))
-            lazy.invalidate()
-            if not self._allow_repeats:
-                lazy.exclude(index)
-        stats = {
-            "batch_size": len(chosen),
-            "distinct_points": len(set(chosen)),
-            "stopping_statistic": self._stopping.statistic,
-            "alpha": alpha,
-            "beta": self._width.beta_value(information, noise, exact),
-            "dictionary_size": posterior.dictionary_size,
-            "candidates": int(candidates.shape[0]),
-            "refreshed_candidates": lazy.refreshed,
-            "scoring_seconds": scoring_seconds,
-            "batch_seconds": time.perf_counter() - start,
-        }
-        return tf.gather(candidates, chosen), information, stats
-
-    def _log(self, stats: dict[str, float]) -> None:
-        self.last_statistics = stats
-        write_scalars(self._name, stats)
-
-
-class BBKB(_HallucinatedUCBRule):
+class BBKB(HallucinatedBatchRule):
     """Batch-BKB (Calandriello et al., ICML 2020): adaptive batches over a Nystrom GP.
 
     The batch grows while the ratio statistic stays below ``ratio_threshold`` (:math:`\\tilde C`),
@@ -255,7 +106,7 @@ class BKB(BBKB):
         return f"BKB(width={self._width!r})"
 
 
-class GPBUCB(_HallucinatedUCBRule):
+class GPBUCB(HallucinatedBatchRule):
     """GP-BUCB / GP-AUCB (Desautels et al., 2014): exact GP, batches grown by hallucination until
     :math:`\\prod_s (1 + \\sigma^2_{s-1}(x_s)) > C`. Needs a model with ``ExactDictionary()``.
 
@@ -281,12 +132,13 @@ class GPBUCB(_HallucinatedUCBRule):
             stopping, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated
         )
 
-    def _check_model(self, model: NystromGPR) -> None:
-        super()._check_model(model)
-        if not model.dictionary_policy.exact:
+    def _checked(self, model: ProbabilisticModel) -> SupportsHallucination:
+        checked = super()._checked(model)
+        if not checked.batch_posterior().exact:
             raise ValueError(
                 "GPBUCB needs an exact GP: build NystromGPR with dictionary=ExactDictionary()"
             )
+        return checked
 
     def __repr__(self) -> str:
         return (

@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 import tensorflow as tf
 
-from ..models.in_batch import InBatchPosterior
+from .protocols import InBatchPosteriorLike
 
 
 class StoppingRule(ABC):
@@ -34,7 +34,10 @@ class StoppingRule(ABC):
         self.statistic = 1.0
 
     def start(
-        self, posterior: InBatchPosterior, candidates: tf.Tensor, batch_start_variance: np.ndarray
+        self,
+        posterior: InBatchPosteriorLike,
+        candidates: tf.Tensor,
+        batch_start_variance: np.ndarray,
     ) -> None:
         """Reset for a new batch over ``candidates`` with their batch-start variances."""
         self.statistic = 1.0
@@ -79,7 +82,10 @@ class GlobalLocalStopping(StoppingRule):
         self.switch = switch
 
     def start(
-        self, posterior: InBatchPosterior, candidates: tf.Tensor, batch_start_variance: np.ndarray
+        self,
+        posterior: InBatchPosteriorLike,
+        candidates: tf.Tensor,
+        batch_start_variance: np.ndarray,
     ) -> None:
         super().start(posterior, candidates, batch_start_variance)
         self.global_statistic = 1.0

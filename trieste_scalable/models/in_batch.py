@@ -38,6 +38,11 @@ class InBatchPosterior:
         return float(self._posterior.noise)
 
     @property
+    def exact(self) -> bool:
+        """Whether the posterior is exact (an exact dictionary, which selected points join)."""
+        return self._extend
+
+    @property
     def dictionary_size(self) -> int:
         """Dictionary size at the batch start."""
         return self._posterior.size

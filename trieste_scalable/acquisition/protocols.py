@@ -1,0 +1,65 @@
+r"""What the rules need of a model, as Protocols: a rule checks these, not a concrete class, so
+any model offering them works (ours, Trieste's, or a user's).
+
+- :class:`SupportsHallucination`: an in-batch posterior whose variances can be updated for
+  selected points without feedback (the hallucinated batches of BBKB, BKB and GP-BUCB).
+- :class:`SupportsInformationGain`: :math:`\log\det(I + K_t/\lambda)` of the evaluations so
+  far (the "theory" confidence widths).
+- The MINI-META rules need Trieste's ``ProbabilisticModel`` (``predict``) and
+  ``SupportsGetObservationNoise``; batch Thompson sampling needs what
+  :func:`~trieste_scalable.acquisition.pathwise_source.pathwise_source` lists (Trieste's
+  ``SupportsGetKernel`` plus inducing variables or internal data).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import tensorflow as tf
+
+
+class InBatchPosteriorLike(Protocol):
+    r"""The in-batch posterior a hallucinating rule builds a batch with (variances in the papers'
+    ridge-leverage units, i.e. divided by the noise variance :math:`\lambda`)."""
+
+    @property
+    def noise(self) -> float:
+        r""":math:`\lambda`."""
+
+    @property
+    def exact(self) -> bool:
+        """Whether the posterior is exact (GP-BUCB's requirement)."""
+
+    @property
+    def dictionary_size(self) -> int:
+        """Inducing points at the batch start (logged)."""
+
+    def batch_start_marginals(self, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Batch-start mean and variance [N] of the candidates [N, D]."""
+
+    def variance(self, candidates: tf.Tensor) -> tf.Tensor:
+        """Variance [N] given the points selected so far."""
+
+    def add(self, point: tf.Tensor) -> None:
+        """Hallucinate one selected point [1, D]."""
+
+    def local_terms(self, batch: tf.Tensor, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Summed squared batch-start covariances of ``batch`` with each candidate (GlobalLocal
+        stopping only)."""
+
+
+@runtime_checkable
+class SupportsInformationGain(Protocol):
+    """A model that reports the information gain of its evaluations."""
+
+    def information_gain(self) -> float:
+        r""":math:`\log\det(I + K_t/\lambda)` over every evaluation."""
+
+
+@runtime_checkable
+class SupportsHallucination(SupportsInformationGain, Protocol):
+    """A model a hallucinating batch rule can build batches over
+    (:class:`~trieste_scalable.models.NystromGPR` is one)."""
+
+    def batch_posterior(self) -> InBatchPosteriorLike:
+        """A fresh in-batch posterior at the current batch start."""
