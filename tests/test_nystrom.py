@@ -252,3 +252,44 @@ def test_updating_with_the_data_held_is_a_no_op_and_refits_nothing() -> None:
     assert model._posterior is not posterior
     model.optimize(more)
     assert len(model._fit_outcomes) == 2
+
+
+def test_inducing_variables_give_the_dtc_posterior_through_gpflows_conditional() -> None:
+    """The whitened (Z, q_mu, q_sqrt) view, read back by GPflow's own conditional, is the model's
+    posterior: what Trieste's samplers (and batch Thompson sampling) see is the DTC posterior."""
+    data = replicated_dataset(8, num_unique=40)
+    model = NystromGPR(se_kernel(), NOISE, data, fit_hyperparameters=False, jitter=0.0)
+    inducing, q_mu, q_sqrt, whiten = model.get_inducing_variables()
+    assert whiten and q_mu.shape == (inducing.shape[0], 1)
+    np.testing.assert_array_equal(q_sqrt[0], np.tril(q_sqrt[0]))  # lower triangular
+    x = tf.constant(np.random.default_rng(3).uniform(size=(7, 2)))
+    with gpflow.config.as_context(gpflow.config.Config(jitter=1e-12)):  # ours used none
+        mean, var = gpflow.conditionals.conditional(
+            x,
+            gpflow.inducing_variables.InducingPoints(inducing),
+            model.get_kernel(),
+            q_mu,
+            q_sqrt=q_sqrt,
+            white=True,
+        )
+    expected_mean, expected_var = model.predict(x)
+    np.testing.assert_allclose(mean + model.get_mean_function()(x), expected_mean, rtol=1e-6)
+    np.testing.assert_allclose(var, expected_var, rtol=1e-6, atol=1e-10)
+
+
+def test_thompson_sampling_ours_and_triestes_run_on_it() -> None:
+    from trieste.acquisition.rule import DiscreteThompsonSampling
+    from trieste.acquisition.sampler import ThompsonSamplerFromTrajectory
+    from trieste.space import DiscreteSearchSpace
+
+    from trieste_scalable.acquisition import BatchThompsonSampling
+
+    data = replicated_dataset(8, num_unique=40)
+    model = NystromGPR(se_kernel(), NOISE, data, fit_hyperparameters=False)
+    space = DiscreteSearchSpace(tf.constant(np.random.default_rng(4).uniform(size=(200, 2))))
+    ours = BatchThompsonSampling(4).acquire_single(space, model, data)(None)[1]
+    theirs = DiscreteThompsonSampling(
+        100, 3, thompson_sampler=ThompsonSamplerFromTrajectory()
+    ).acquire_single(space, model, data)
+    assert ours.shape == (4, 2) and theirs.shape == (3, 2)
+    assert np.all(space.contains(ours)) and np.all(space.contains(theirs))

@@ -13,15 +13,16 @@ from trieste.data import Dataset
 
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
-from ..numerics.linalg import capacity_for, chunked_map
+from ..numerics.linalg import capacity_for, chunked_map, lower_root_of_inverse
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
 from .dictionary import DictionaryPolicy, RidgeLeverageSampler
 from .fitting import FitSchedule
 from .in_batch import InBatchPosterior
+from .inducing_view import WhitenedInducingView
 
 
-class NystromGPR(ReplicatedGPBase):
+class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
     r"""GP regression with the DTC (Nystrom) posterior over a resampled dictionary (BKB/BBKB).
 
     The posterior (spec bbkb.md eqs. 1-3) conditions on every evaluation, with repeated inputs
@@ -132,6 +133,19 @@ class NystromGPR(ReplicatedGPBase):
     @property
     def last_resparsification_seconds(self) -> float:
         return self._resparsification_seconds
+
+    def get_inducing_variables(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, bool]:
+        """The DTC posterior (eqs. 1-2) as a whitened SVGP posterior, as Trieste's
+        ``SparseVariational`` returns it: the dictionary [m, D], :math:`w` [m, 1] (net of the
+        mean function), a lower-triangular root [1, m, m] of :math:`\\lambda V^{-1}`, and
+        ``whiten=True``; so Trieste's samplers and our batch Thompson sampling run on this model.
+        Padding is block-diagonal in :math:`V`, so slicing it off is exact."""
+        post = self._require_posterior()
+        m = post.size
+        chol_v = post.chol_v[:m, :m]
+        root = lower_root_of_inverse(tf.matmul(chol_v, chol_v, transpose_b=True))
+        q_sqrt = tf.sqrt(post.noise) * root
+        return post.inducing[:m], post.weights[:m, None], q_sqrt[None], True
 
     # ----------------------------------------------------------------- template methods
     def _absorb(self, data: ReplicatedData) -> None:

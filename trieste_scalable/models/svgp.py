@@ -10,13 +10,6 @@ import numpy as np
 import tensorflow as tf
 from trieste import logging
 from trieste.data import Dataset
-from trieste.models.gpflow.sampler import DecoupledTrajectorySampler
-from trieste.models.interfaces import (
-    HasTrajectorySampler,
-    SupportsGetInducingVariables,
-    SupportsGetMeanFunction,
-    TrajectorySampler,
-)
 
 from ..numerics import svgp
 from ..numerics.linalg import capacity_for, jittered_cholesky, pad_rows
@@ -25,11 +18,10 @@ from .base import ReplicatedGPBase
 from .data import ReplicatedData
 from .fitting import FitSchedule
 from .inducing import InducingPointSelector, InducingSchedule, selector_named
+from .inducing_view import WhitenedInducingView
 
 
-class AdaptiveSVGP(
-    ReplicatedGPBase, SupportsGetInducingVariables, SupportsGetMeanFunction, HasTrajectorySampler
-):
+class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
     r"""SVGP with a whitened, full-covariance q(u) whose inducing points are re-selected at every
     ``update`` and whose number may follow a schedule m(n) (S-GP-TS §3.2 and §6).
 
@@ -117,7 +109,7 @@ class AdaptiveSVGP(
         self._selector = selector_named(selector, seed) if isinstance(selector, str) else selector
         self._jitter = jitter
         self._exact_fit_limit = exact_fit_limit
-        self._num_rff_features = num_rff_features
+        self.num_rff_features = num_rff_features
         self._jit_compile = jit_compile
         self._posterior: Optional[svgp.WhitenedPosterior] = None
         # new inducing points whose q is not computed yet: (the posterior to project q from,
@@ -127,7 +119,6 @@ class AdaptiveSVGP(
         self._absolute_jitter = 0.0
         self._q_is_optimal = False
         self._selection_seconds = 0.0
-        self._mean_function: Optional[gpflow.mean_functions.Constant] = None
         if dataset is not None:
             self.update(dataset)
             self.optimize(dataset)
@@ -179,25 +170,6 @@ class AdaptiveSVGP(
         Padding is block-diagonal with identity covariance, so slicing it off is exact."""
         post, m = self.posterior, self.num_inducing
         return post.inducing[:m], post.q_mu[:m, None], post.q_sqrt[None, :m, :m], True
-
-    def get_mean_function(self) -> Callable[[tf.Tensor], tf.Tensor]:
-        """The constant prior mean as a GPflow mean function (the same object every call, so
-        compiled consumers do not retrace)."""
-        mean = self.posterior.mean + self._centre_tensor()
-        if self._mean_function is None:
-            # GPflow builds the parameter in its default float: build it in the model's dtype
-            with gpflow.config.as_context(gpflow.config.Config(float=self._dtype)):
-                self._mean_function = gpflow.mean_functions.Constant(mean)
-            gpflow.set_trainable(self._mean_function, False)
-        else:
-            self._mean_function.c.assign(mean)
-        return self._mean_function
-
-    def trajectory_sampler(self) -> TrajectorySampler[AdaptiveSVGP]:
-        """Trieste's decoupled sampler over this model, so Trieste's own Thompson-sampling rules
-        work with it (our :class:`~trieste_scalable.acquisition.BatchThompsonSampling` does not
-        need it)."""
-        return DecoupledTrajectorySampler(self, self._num_rff_features)
 
     def optimize(self, dataset: Dataset) -> Optional[Any]:
         """Fit hyperparameters on the collapsed bound (if enabled), then set q to its optimum."""

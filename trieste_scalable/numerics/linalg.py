@@ -60,6 +60,17 @@ def jittered_cholesky(
     )
 
 
+@check_shapes("matrix: [M, M]", "return: [M, M]")
+def lower_root_of_inverse(matrix: tf.Tensor) -> tf.Tensor:
+    """Lower-triangular :math:`R` with :math:`R R^T = A^{-1}` for a positive definite :math:`A`
+    (a whitened q's square root from a precision), with no explicit inverse: :math:`R = J U^{-T}
+    J` where :math:`U U^T = J A J` and :math:`J` reverses the order (triangular solves only)."""
+    flipped = tf.linalg.cholesky(tf.reverse(matrix, axis=[0, 1]))
+    eye = tf.eye(tf.shape(matrix)[0], dtype=matrix.dtype)
+    root = tf.linalg.triangular_solve(flipped, eye, lower=True, adjoint=True)  # U^{-T}, upper
+    return tf.reverse(root, axis=[0, 1])
+
+
 def cholesky_with_jitter(matrix: tf.Tensor, jitter: tf.Tensor | float) -> tf.Tensor:
     """Cholesky factor of ``matrix + jitter * I`` [M, M] for an absolute jitter settled
     beforehand (by :func:`jittered_cholesky`, or a fixed floor): graph-safe, for compiled code."""

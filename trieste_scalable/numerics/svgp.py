@@ -28,7 +28,7 @@ from . import replicated
 from .compile import CompiledFunctions, compiler, specs
 from .embedding import Kernel, embed, factor_data, masked_gram
 from .evidence import sgpr_evidence
-from .linalg import cholesky_with_jitter
+from .linalg import cholesky_with_jitter, lower_root_of_inverse
 
 
 class WhitenedPosterior(NamedTuple):
@@ -71,16 +71,10 @@ def optimal_q(
     noise: tf.Tensor,
     mean: tf.Tensor,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """The ELBO-optimal whitened q (module docstring), from counts and sums of replicated data.
-
-    The lower-triangular root of :math:`V^{-1}` is :math:`J U^{-T} J` with :math:`U U^T = J V J`
-    and :math:`J` the reversal permutation: triangular solves only, no explicit inverse.
-    """
+    """The ELBO-optimal whitened q (module docstring), from counts and sums of replicated data;
+    the lower-triangular root of :math:`V^{-1}` by :func:`.linalg.lower_root_of_inverse`."""
     factor = factor_data(kernel, unique_inputs, counts, sums, inducing, mask, chol_kzz, noise, mean)
-    flipped = tf.linalg.cholesky(tf.reverse(factor.precision, axis=[0, 1]))
-    eye = tf.eye(tf.shape(inducing)[0], dtype=flipped.dtype)
-    root = tf.linalg.triangular_solve(flipped, eye, lower=True, adjoint=True)  # U^{-T}, upper
-    return factor.weights, tf.sqrt(noise) * tf.reverse(root, axis=[0, 1])
+    return factor.weights, tf.sqrt(noise) * lower_root_of_inverse(factor.precision)
 
 
 @check_shapes("x: [N, D]", "return[0]: [N]", "return[1]: [N]")
