@@ -86,7 +86,7 @@ class BBKB(HallucinatedBatchRule):
 
 class BKB(BBKB):
     """BKB (Calandriello et al., COLT 2019): sequential GP-UCB over a Nystrom GP whose dictionary
-    is resampled every step. Implemented as BBKB with :math:`\\tilde C = 1` (spec bbkb.md §1.4),
+    is resampled every step. Implemented as BBKB with :math:`\\tilde C = 1`,
     which returns batches of one point and uses BBKB's improved width."""
 
     _name = "bkb"

@@ -4,18 +4,19 @@ select by the lower bound :math:`\tilde\mu - \tilde\alpha\tilde\sigma`).
 :math:`\tilde\sigma` is in the papers' ridge-leverage units (:math:`\tilde\sigma^2 =
 \sigma^2_{\mathrm{Bayes}}/\lambda`).
 
-- ``"theory"`` (BBKB Thm. 2, spec bbkb.md §1.3):
+- ``"theory"`` (BBKB Thm. 2):
   :math:`\tilde\alpha = \tilde C\,[2\xi\sqrt{L + \log(1/\delta)} + c_\lambda\sqrt\lambda F]`,
   with :math:`L = \sum_s \log(1 + 3\tilde\sigma^2_{fb(s-1)}(x_s))` and
   :math:`c_\lambda = 1+\sqrt2`; for an exact posterior (GP-BUCB) the factor 3 is dropped, the
-  in-batch variance is used and :math:`c_\lambda = 1` (spec errata 7).
+  in-batch variance is used and :math:`c_\lambda = 1` (the :math:`1+\sqrt2` corrects for the
+  Nystrom approximation, which an exact posterior does not make).
 - ``"reference_code"`` (the authors' code): :math:`\sqrt\lambda F + \xi\sqrt{\tilde C L' +
   \log(1/\delta)}` with :math:`L' = \sum_s \log(1 + \tilde\sigma^2_{fb(s-1)}(x_s))`.
 - ``"constant"``: :math:`\tilde\alpha = \beta\sqrt\lambda`, i.e. the bound is
   :math:`\mu - \beta\,\sigma_{\mathrm{Bayes}}` exactly like Trieste's
   ``NegativeLowerConfidenceBound(beta)``.
 
-The theory width over-explores heavily in practice (spec bkb.md §3); it is the default only
+The theory width over-explores heavily in practice; it is the default only
 because it carries the guarantees.
 """
 

@@ -190,7 +190,7 @@ class EpochRule(
                 scores[done] = np.inf
             return tf.gather(search_space.points, [int(np.argmin(scores))]), beta, incumbent
         if isinstance(search_space, Box):
-            # heuristic: no guarantee on continuous spaces (spec minimeta.md §2, limitations)
+            # heuristic: the paper's guarantees assume a finite candidate set
             beta = self._beta(model, 0, evaluated)
             incumbent = self._incumbent(model, dataset, None)
             optimizer = generate_continuous_optimizer(self._num_initial_samples)

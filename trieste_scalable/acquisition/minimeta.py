@@ -76,7 +76,7 @@ class MiniGPUCB(EpochRule):
             return self.beta
         if self.width == "bayesian":
             size = max(num_candidates, 1)
-            t = evaluations + 1  # spec errata 4
+            t = evaluations + 1  # the Bayesian width is undefined at t = 0
             return math.sqrt(2 * math.log(size * t**2 * math.pi**2 / (6 * self.delta)))
         return self.rkhs_norm + math.sqrt(_information(model) + math.log(1 / self.delta))
 
@@ -91,7 +91,7 @@ class MiniGPUCB(EpochRule):
 
 class MiniGPEI(EpochRule):
     """MINI-GP-EI: expected improvement below the smallest posterior mean with the standard
-    deviation inflated by :math:`\\nu` (spec minimeta.md §1.4, in Trieste's minimisation form):
+    deviation inflated by :math:`\\nu` (in Trieste's minimisation form):
 
     .. math:: \\nu\\sigma\\,\\tau\\left(\\frac{\\eta - \\mu}{\\nu\\sigma}\\right), \\quad
         \\tau(a) = a\\Phi(a) + \\phi(a), \\quad \\eta = \\min_{x' \\in A} \\mu(x')

@@ -3,10 +3,12 @@ r"""Batch-termination rules: when to stop growing a batch and resparsify.
 Each rule watches a statistic that bounds the in-batch variance ratio
 :math:`\tilde\sigma^2_{fb}(x)/\tilde\sigma^2_t(x)` and ends the batch once it exceeds the
 threshold :math:`\tilde C`. The point that crosses the threshold still belongs to the ending
-batch (BBKB Algorithm 1; spec bbkb.md §1.4).
+batch (BBKB Algorithm 1).
 
 - :class:`GlobalStopping` (BBKB Lemma 1): :math:`G = 1 + \sum_{s} \tilde\sigma^2_{fb}(x_s)`.
-- :class:`GlobalLocalStopping` (Lemma 3 hybrid as in the authors' code, with spec errata 2):
+- :class:`GlobalLocalStopping` (Lemma 3 hybrid as in the authors' code; the
+  local statistic keeps both the full-DTC and the projected terms, since the full one alone can
+  miss the ratio when Nystrom residual cross-terms are negative):
   accumulate :math:`G`; once :math:`G > \tilde C`, switch to
   :math:`\max_i 1 + \max(r^{full}_i, r^{proj}_i)/\tilde\sigma^2_{fb}(x_i)`.
 - :class:`ProductStopping` (GP-BUCB, Desautels et al. Prop. 1):
@@ -69,7 +71,7 @@ class GlobalLocalStopping(StoppingRule):
     """BBKB's GlobalLocal rule: Global first, then the local statistic.
 
     :param switch: ``"immediate"`` checks the local statistic as soon as the global one first
-        exceeds the threshold (default, spec errata 4); ``"after_next"`` waits one more arm as
+        exceeds the threshold (default); ``"after_next"`` waits one more arm as
         the authors' code does.
     """
 

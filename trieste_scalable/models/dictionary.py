@@ -66,9 +66,11 @@ class RidgeLeverageSampler(DictionaryPolicy):
     Algorithm 1, lines 12-15, with the batch-start variances). Repeats combine either exactly,
     :math:`1 - (1 - p_i)^{n_i}` (``"exact"``, the distribution of the set under one draw per
     evaluation), or as the authors' code does, :math:`\min(1, n_i \bar q \tilde\sigma^2)`
-    (``"union"``). BKB and BBKB share this rule (spec bbkb.md, errata 5).
+    (``"union"``). BKB and BBKB share this rule, so BBKB with
+    :math:`\\tilde C = 1` reproduces BKB.
 
-    If no input is drawn, the one with the largest probability is kept (spec bbkb.md §5.9).
+    If no input is drawn, the one with the largest probability is kept (an empty
+    dictionary would leave the posterior at the prior).
     """
 
     def __init__(

@@ -69,7 +69,7 @@ class InBatchPosterior:
 
     def local_terms(self, batch: tf.Tensor, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Sums over ``batch`` [B, D] of the squared full and projected batch-start covariances
-        with each candidate [N] (the local stopping statistic, spec bbkb.md errata 2)."""
+        with each candidate [N] (the local stopping statistic of BBKB Lemma 3)."""
         full, projected = chunked_map(
             lambda chunk: self._ops.local_terms(self._posterior, batch, chunk),
             candidates,

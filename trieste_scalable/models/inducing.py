@@ -25,7 +25,8 @@ class InducingSchedule:
 
     :func:`fixed` is the paper's setting (m = 250 or 500); a growth law such as
     ``InducingSchedule(scale=10, exponent=0.5, maximum=1000)`` follows the theory's advice that m
-    grow with the data (spec sgpts.md §2) while the cap bounds the cost.
+    grow with the data (S-GP-TS Theorem 1 needs the approximation error to
+    shrink as n grows) while the cap bounds the cost.
     """
 
     maximum: int = 500

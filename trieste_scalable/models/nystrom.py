@@ -25,9 +25,9 @@ from .inducing_view import WhitenedInducingView
 class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
     r"""GP regression with the DTC (Nystrom) posterior over a resampled dictionary (BKB/BBKB).
 
-    The posterior (spec bbkb.md eqs. 1-3) conditions on every evaluation, with repeated inputs
-    stored once with a count, so memory grows with the number of unique inputs. ``predict``
-    reports Trieste's Bayesian units: the latent variance is :math:`\lambda\tilde\sigma^2`, where
+    The posterior (:mod:`trieste_scalable.numerics.dtc`, eqs. 1-3) conditions on every
+    evaluation, with repeated inputs stored once with a count, so memory grows with the number of
+    unique inputs. ``predict`` reports Trieste's Bayesian units: the latent variance is :math:`\lambda\tilde\sigma^2`, where
     :math:`\lambda` is ``noise_variance`` (the papers' regulariser) and :math:`\tilde\sigma^2` the
     ridge-leverage variance the papers use.
 
@@ -150,7 +150,8 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
     # ----------------------------------------------------------------- template methods
     def _absorb(self, data: ReplicatedData) -> None:
         """Resample the dictionary from the batch-start variances of the batch that just ended
-        (BBKB Algorithm 1, lines 11-15, counting that batch first: spec errata 1), then
+        (BBKB Algorithm 1, lines 11-15, counting that batch first, so points first
+        picked in it can enter the dictionary), then
         refactorise."""
         start = time.perf_counter()
         previous = self._posterior or dtc.prior_posterior(

@@ -24,9 +24,9 @@ class ReplicatedGPR(ReplicatedGPBase):
     Repeated evaluations of one input are kept as a count :math:`n_i`, the average
     :math:`\bar y_i` and the within-replicate sum of squares. Prediction uses the heteroscedastic
     GP on the averages with noise :math:`\lambda/n_i`, which is identical to GPflow's ``GPR`` on
-    the full duplicated data (spec minimeta.md §1.1; tested). ``optimize`` maximises the exact
-    full-data log marginal likelihood (spec errata 1), so the noise variance is identifiable from
-    the replicates; the group-means-only likelihood would drive it to its floor.
+    the full duplicated data (tested). ``optimize`` maximises the exact full-data log
+    marginal likelihood, so the noise variance is identifiable from the replicates; the
+    likelihood of the group means only would drive it to its floor.
 
     ``update`` recognises a MINI-META epoch, B more evaluations of one input (repeated or new),
     and updates the Cholesky factor in O(q^2) (a rank-one downdate of one diagonal entry of

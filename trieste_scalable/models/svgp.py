@@ -31,7 +31,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
       the hyperparameters. Like Trieste's SVGP, ``update`` does not train: predictions are those of
       the previous fit until ``optimize``.
     - ``optimize(dataset)`` fits the kernel parameters and the noise variance by L-BFGS-B on
-      Titsias' collapsed bound, which *is* the SVGP ELBO maximised over q (spec sgpts.md §5.1,
+      Titsias' collapsed bound, which *is* the SVGP ELBO maximised over q (Titsias 2009,
       "fast path"), then sets q to that maximiser in closed form: one natural-gradient step of size
       one, which Adam on q (the paper's recipe, up to 10,000 iterations) only approaches. Every
       function involved is compiled once with dynamic shapes, so neither new data nor a growing m

@@ -1,8 +1,8 @@
 r"""The DTC (Nystrom) posterior of BKB/BBKB over a padded dictionary.
 
-Notation follows ``shared/specs/bbkb.md`` §1.2 and the shared core of :mod:`.embedding`
+Notation follows the BBKB paper and the shared core of :mod:`.embedding`
 (:math:`z`, :math:`V`, :math:`w` over the dictionary :math:`S`; any factor of :math:`K_S` with the
-same Gram matrix is valid, spec bkb.md §1.5):
+same Gram matrix is valid):
 
 .. math::
     \tilde\mu(x) = c + z(x)^T w                                                    \quad (1)
@@ -246,7 +246,7 @@ def prior_posterior(
     input_dim: int, capacity: int, noise: tf.Tensor, mean: tf.Tensor
 ) -> DTCPosterior:
     """The posterior of an empty dictionary: :math:`\\tilde\\mu = c`, :math:`\\tilde\\sigma^2 =
-    k(x, x)/\\lambda` (spec bbkb.md §1.2), in the padded layout."""
+    k(x, x)/\\lambda`, in the padded layout."""
     dtype = noise.dtype
     eye = tf.eye(capacity, dtype=dtype)
     return DTCPosterior(
@@ -265,7 +265,7 @@ def local_terms(
     kernel: Kernel, posterior: DTCPosterior, batch: tf.Tensor, x: tf.Tensor
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Sums over the batch points :math:`x_j` of the squared batch-start covariances used by the
-    local stopping statistic (spec bbkb.md §1.6 and errata 2):
+    local stopping statistic (BBKB Lemma 3, both the full and the projected terms):
 
     .. math::
         c_{ij} = z_i^T V_{fb}^{-1} z_j + (k(x_i, x_j) - z_i^T z_j)/\\lambda, \\qquad

@@ -118,7 +118,8 @@ def cholesky_rank_one_updates(chol: tf.Tensor, vectors: tf.Tensor) -> tf.Tensor:
     This is the single posterior-update mechanism of the package: BBKB's in-batch hallucination,
     GP-BUCB's product rule and MINI-META's epoch update all call it. Each update is O(M^2)
     (:func:`cholesky_rank_one_update`); it is preferred to Sherman-Morrison, which loses accuracy
-    when the noise variance is small (spec bbkb.md, errata 8).
+    when the noise variance is small (it loses
+    accuracy at a noise variance of 1e-4).
 
     :param chol: Lower Cholesky factor [M, M].
     :param vectors: Update vectors [K, M].

@@ -1,4 +1,4 @@
-r"""Exact GP over unique inputs with replication counts (MINI-META, spec minimeta.md §1.1).
+r"""Exact GP over unique inputs with replication counts (MINI-META).
 
 With unique inputs :math:`U` (q rows), counts :math:`n_i`, averaged observations
 :math:`\bar y_i` and constant prior mean :math:`c`, the exact posterior on all evaluations is the
@@ -12,7 +12,8 @@ heteroscedastic GP with one pseudo-observation per unique input and noise :math:
 An epoch of B more evaluations at one input changes :math:`M` by a rank-one downdate of one
 diagonal entry (a repeated input) or appends one row (a new input): O(q^2) either way.
 
-The log marginal likelihood of all t evaluations (spec errata 1), with
+The log marginal likelihood of all t evaluations (not only of the group means, whose
+maximisation drives the noise variance to its floor), with
 :math:`B = I + W^{1/2} K_U W^{1/2}/\lambda = L_B L_B^T` (eigenvalues >= 1, stable),
 :math:`c_B = L_B^{-1} W^{1/2}(\bar y - c)` and the within-replicate sum of squares SSW:
 
@@ -114,7 +115,7 @@ def log_marginal_likelihood(
     noise: tf.Tensor,
     mean: tf.Tensor,
 ) -> tf.Tensor:
-    """Exact log likelihood of every evaluation from sufficient statistics (spec errata 1).
+    """Exact log likelihood of every evaluation from sufficient statistics.
 
     :param within_ss: Within-replicate sum of squares :math:`\\sum_i\\sum_j (y_{ij} - \\bar
         y_i)^2` [].

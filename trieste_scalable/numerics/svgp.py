@@ -1,4 +1,4 @@
-r"""Whitened SVGP posterior over a padded set of inducing points (S-GP-TS §3.2, spec sgpts.md §1.2).
+r"""Whitened SVGP posterior over a padded set of inducing points (S-GP-TS §3.2).
 
 With inducing points Z (``M`` rows, ``mask == 1`` for real ones), :math:`L L^T = K_{ZZ}` (masked
 as in :mod:`.dtc`: padding rows are identity rows), embedding :math:`z(x) = L^{-1} k_Z(x)` and a
@@ -137,7 +137,7 @@ def project(
 
 @check_shapes("points: [n, D]", "return: [m]")
 def greedy_variance_selection(kernel: Kernel, points: tf.Tensor, size: tf.Tensor) -> tf.Tensor:
-    """Greedy conditional-variance selection (Burt et al. 2020; spec sgpts.md §1.3): a partial
+    """Greedy conditional-variance selection (Burt et al. 2020): a partial
     pivoted Cholesky of :math:`K_{XX}` that picks, ``size`` times, the point of largest variance
     conditional on those picked so far. O(n m^2) time, O(n m) memory.
 

@@ -16,9 +16,9 @@ Supported kernels (:func:`feature_map_for`):
   :math:`\phi_j(x) = \sqrt{2\sigma^2/F}\cos(\omega_j^T (x/\ell) + b_j)`, :math:`\omega_j` from the
   kernel's spectral density (Gaussian; for Matern-:math:`\nu` a Student-t with :math:`2\nu`
   degrees of freedom, drawn as :math:`g/\sqrt{\gamma}`, :math:`\gamma \sim \Gamma(\nu, \text{rate}
-  = \nu)`, spec sgpts.md errata 2);
+  = \nu)`; numpy's ``gamma`` takes the scale, not the rate);
 - GPflow's zeroth-order ``ArcCosine``: :math:`\phi_j(x) = \sqrt{2\sigma^2/F}\,\Theta(\omega_j^T
-  [\sqrt{w}\odot x; \sqrt{b}])` (Cho & Saul 2009; spec sgpts.md §5.11);
+  [\sqrt{w}\odot x; \sqrt{b}])` (Cho & Saul 2009);
 - :class:`~trieste_scalable.kernels.Tanimoto` on binary fingerprints: MinHash (Broder 1997)
   sign features, the hash-collision idea behind Tripp et al.'s (2023) Tanimoto random features:
   :math:`h_j(x) = \arg\min_{i: x_i = 1} \pi_{ji}` for random permutations :math:`\pi_j` of the

@@ -6,7 +6,8 @@ r"""Decoupled (pathwise) posterior samples, S-GP-TS eq. (4) with :math:`\alpha_t
 
 - inducing-point update (SVGP): :math:`u_b \sim q(u)`, :math:`v_b = K_{ZZ}^{-1}(u_b - \Phi_Z w_b)`;
   a whitened :math:`q = N(m_w, S_w S_w^T)` is first mapped to :math:`u_b = L_{ZZ}(m_w + S_w
-  \varepsilon_b)` with the same jittered :math:`K_{ZZ}` as the solve (spec sgpts.md, errata 1);
+  \varepsilon_b)` with the same jittered :math:`K_{ZZ}` as the solve (a whitened q is
+  converted to u before the solve; fed as unwhitened it is badly wrong);
 - exact update (GPR, Z = the training inputs X): :math:`v_b = (K_{XX} + \sigma^2 I)^{-1}
   (y - m(X) - \Phi_X w_b - \varepsilon_b)`, :math:`\varepsilon_b \sim N(0, \sigma^2 I)`.
 
