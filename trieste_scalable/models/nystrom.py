@@ -27,9 +27,9 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
 
     The posterior (:mod:`trieste_scalable.numerics.dtc`, eqs. 1-3) conditions on every
     evaluation, with repeated inputs stored once with a count, so memory grows with the number of
-    unique inputs. ``predict`` reports Trieste's Bayesian units: the latent variance is :math:`\lambda\tilde\sigma^2`, where
-    :math:`\lambda` is ``noise_variance`` (the papers' regulariser) and :math:`\tilde\sigma^2` the
-    ridge-leverage variance the papers use.
+    unique inputs. ``predict`` reports Trieste's Bayesian units: the latent variance is
+    :math:`\lambda\tilde\sigma^2`, where :math:`\lambda` is ``noise_variance`` (the papers'
+    regulariser) and :math:`\tilde\sigma^2` the ridge-leverage variance the papers use.
 
     Every ``update`` is a batch boundary: the dictionary is resampled by ``dictionary`` (by
     default ridge-leverage sampling with :math:`\bar q = 2`) from the variances of the batch that
