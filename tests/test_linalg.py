@@ -4,7 +4,6 @@ import tensorflow as tf
 
 from trieste_scalable.numerics.linalg import (
     CholeskyError,
-    capacity_for,
     cholesky_rank_one_updates,
     chunked_map,
     jittered_cholesky,
@@ -64,13 +63,6 @@ def test_chunked_map_matches_direct_evaluation(num_points: int) -> None:
 def test_chunked_map_rejects_bad_chunk_size() -> None:
     with pytest.raises(ValueError, match="chunk_size"):
         chunked_map(lambda c: c, tf.zeros([3, 1]), 0)
-
-
-def test_capacity_buckets_are_powers_of_two() -> None:
-    assert capacity_for(0) == 16
-    assert capacity_for(16) == 16
-    assert capacity_for(17) == 32
-    assert capacity_for(1000) == 1024
 
 
 def test_pad_rows() -> None:

@@ -65,7 +65,6 @@ class BatchThompsonSampling(
     :param refine: Refine each sample's pool minimiser with L-BFGS-B (Box).
     :param max_refine_iterations: L-BFGS-B iterations per step (Box).
     :param seed: Seed of this rule's samples.
-    :param jit_compile: Compile candidate scoring with XLA.
     """
 
     def __init__(
@@ -80,7 +79,6 @@ class BatchThompsonSampling(
         refine: bool = True,
         max_refine_iterations: int = 200,
         seed: int = 0,
-        jit_compile: bool = False,
     ):
         if num_query_points <= 0:
             raise ValueError(f"num_query_points must be positive, got {num_query_points}")
@@ -99,7 +97,6 @@ class BatchThompsonSampling(
         self._refine = refine
         self._max_refine_iterations = max_refine_iterations
         self._seed = seed
-        self._jit_compile = jit_compile
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
         self._candidates: Optional[tuple[tuple[int, int], PaddedCandidates]] = None
         self._evaluated = EvaluatedCandidates()
@@ -223,7 +220,7 @@ class BatchThompsonSampling(
         if key not in self._scorers:
             features = feature_map_for(source.kernel, self._num_features)
             scorer = ChunkedSampleScorer(
-                features, source.mean_function, self._chunk_size, self._jit_compile
+                features, source.mean_function, self._chunk_size
             )
             self._scorers[key] = (scorer, _paired_value_and_gradient(features, source))
         return self._scorers[key]

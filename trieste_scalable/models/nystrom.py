@@ -13,7 +13,7 @@ from trieste.data import Dataset
 
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
-from ..numerics.linalg import capacity_for, chunked_map, lower_root_of_inverse
+from ..numerics.linalg import chunked_map, lower_root_of_inverse
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
 from .dictionary import DictionaryPolicy, RidgeLeverageSampler
@@ -63,7 +63,6 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
         prior_mean: Optional[float] = None,
         chunk_size: int = 2048,
         jitter: float = 1e-10,
-        jit_compile: bool = False,
     ):
         """
         :param kernel: Any GPflow kernel (its parameters fix the model's dtype).
@@ -83,7 +82,6 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
         :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset.
         :param chunk_size: Candidates per compiled call; bounds memory in predictions.
         :param jitter: First relative jitter tried on the dictionary's kernel matrix.
-        :param jit_compile: Compile candidate scoring with XLA.
         """
         super().__init__(
             kernel,
@@ -100,7 +98,6 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
         self._policy = dictionary if dictionary is not None else RidgeLeverageSampler(2.0)
         self._jitter = jitter
         self._exact_fit_limit = exact_fit_limit
-        self._jit_compile = jit_compile
         self._dictionary_index = np.zeros([0], dtype=np.int64)
         self._posterior: Optional[dtc.DTCPosterior] = None
         self._used_jitter = jitter
@@ -184,7 +181,7 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
         return post.noise * self.compiled.covariance(post, x)
 
     def _make_compiled(self) -> CompiledDTC:
-        return CompiledDTC(self._kernel, self._dtype, self._jit_compile)
+        return CompiledDTC(self._kernel, self._dtype)
 
     def _log_extra(self) -> None:
         post = self._require_posterior()
@@ -210,7 +207,7 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
         return dtc.build_posterior(
             self.compiled,
             tf.constant(data.inputs[index]),
-            capacity_for(index.size, bucket=self._jit_compile),
+            max(index.size, 1),
             tf.constant(data.inputs),
             tf.constant(data.counts),
             tf.constant(data.sums),

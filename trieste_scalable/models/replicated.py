@@ -55,7 +55,6 @@ class ReplicatedGPR(ReplicatedGPBase):
         prior_mean: Optional[float] = None,
         chunk_size: int = 4096,
         jitter: float = 0.0,
-        jit_compile: bool = False,
     ):
         """
         :param fit_hyperparameters: Whether :meth:`optimize` fits kernel and noise.
@@ -68,7 +67,6 @@ class ReplicatedGPR(ReplicatedGPBase):
         :param prior_mean: Constant prior mean; ``None`` takes the first dataset's mean.
         :param chunk_size: Query points per compiled call.
         :param jitter: First relative jitter tried when factorising from scratch.
-        :param jit_compile: Compile prediction with XLA.
         """
         super().__init__(
             kernel,
@@ -83,7 +81,6 @@ class ReplicatedGPR(ReplicatedGPBase):
             fit_prior_mean=fit_prior_mean,
         )
         self._jitter = jitter
-        self._jit_compile = jit_compile
         self._posterior: Optional[replicated.ReplicatedPosterior] = None
         self.last_update_was_incremental = False
         if dataset is not None:
@@ -133,7 +130,7 @@ class ReplicatedGPR(ReplicatedGPBase):
         return self.compiled.covariance(self._require_posterior(), x)
 
     def _make_compiled(self) -> CompiledReplicated:
-        return CompiledReplicated(self._kernel, self._dtype, self._jit_compile)
+        return CompiledReplicated(self._kernel, self._dtype)
 
     def _log_extra(self) -> None:
         data = self._require_data()

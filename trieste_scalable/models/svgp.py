@@ -12,7 +12,7 @@ from trieste import logging
 from trieste.data import Dataset
 
 from ..numerics import svgp
-from ..numerics.linalg import capacity_for, jittered_cholesky, pad_rows
+from ..numerics.linalg import jittered_cholesky, pad_rows
 from ..numerics.svgp import CompiledSVGP
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
@@ -38,8 +38,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
       retraces anything.
 
     Repeated inputs are stored once with a count, so costs are O(n m^2) in the number n of unique
-    inputs. With ``jit_compile`` the inducing set is padded to power-of-two capacities with a mask
-    (padding contributes exactly nothing), so XLA sees few shapes.
+    inputs.
 
     :param kernel: A GPflow kernel; :class:`~trieste_scalable.acquisition.BatchThompsonSampling`
         needs one with random features (SE, Matern, ArcCosine order 0, Tanimoto).
@@ -63,7 +62,6 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
     :param chunk_size: Query points per compiled call in predictions.
     :param jitter: First relative jitter tried on :math:`K_{ZZ}` (escalated on failure).
     :param num_rff_features: Features of :meth:`trajectory_sampler` (Trieste's sampler).
-    :param jit_compile: Compile predictions with XLA (and pad to capacity buckets).
     :param seed: Seed of the selector, when ``selector`` is a name.
     """
 
@@ -88,7 +86,6 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
         chunk_size: int = 2048,
         jitter: float = 1e-6,
         num_rff_features: int = 1000,
-        jit_compile: bool = False,
         seed: int = 0,
     ):
         super().__init__(
@@ -110,7 +107,6 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
         self._jitter = jitter
         self._exact_fit_limit = exact_fit_limit
         self.num_rff_features = num_rff_features
-        self._jit_compile = jit_compile
         self._posterior: Optional[svgp.WhitenedPosterior] = None
         # new inducing points whose q is not computed yet: (the posterior to project q from,
         # padded points, mask, factor, jitter); projected only if used before optimize sets
@@ -242,7 +238,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
         return self.compiled.covariance(self.posterior, x)
 
     def _make_compiled(self) -> CompiledSVGP:
-        return CompiledSVGP(self._kernel, self._dtype, self._jit_compile)
+        return CompiledSVGP(self._kernel, self._dtype)
 
     def _log_extra(self) -> None:
         logging.scalar("svgp/inducing_points", self.num_inducing)
@@ -264,7 +260,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
     def _factor(self, inducing: np.ndarray) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
         """Padded points, mask, Cholesky factor of the masked K_ZZ and the absolute jitter used."""
         size = inducing.shape[0]
-        capacity = capacity_for(size, bucket=self._jit_compile)
+        capacity = max(size, 1)
         padded = pad_rows(tf.constant(inducing, dtype=self._dtype), capacity)
         mask = pad_rows(tf.ones([size], dtype=self._dtype), capacity)
         gram = self.compiled.masked_gram(padded, mask)

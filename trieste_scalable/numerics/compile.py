@@ -14,14 +14,12 @@ from typing import Any, Callable
 import tensorflow as tf
 
 
-def compiler(kernel: Any, jit_compile: bool) -> Callable[..., Any]:
-    """``compile_(fn, *signature, xla=False)``: ``fn`` with the kernel bound, compiled once for
-    ``signature`` (with XLA if both ``xla`` and ``jit_compile``)."""
+def compiler(kernel: Any) -> Callable[..., Any]:
+    """``compile_(fn, *signature)``: ``fn`` with the kernel bound, compiled once for
+    ``signature``."""
 
-    def compile_(fn: Callable[..., Any], *signature: Any, xla: bool = False) -> Any:
-        return tf.function(
-            partial(fn, kernel), input_signature=list(signature), jit_compile=xla and jit_compile
-        )
+    def compile_(fn: Callable[..., Any], *signature: Any) -> Any:
+        return tf.function(partial(fn, kernel), input_signature=list(signature))
 
     return compile_
 

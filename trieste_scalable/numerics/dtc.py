@@ -293,20 +293,19 @@ class CompiledDTC(CompiledFunctions):
 
     :param kernel: A GPflow-style kernel.
     :param dtype: The dtype of every tensor argument.
-    :param jit_compile: Compile the candidate-scoring functions with XLA.
     """
 
-    def __init__(self, kernel: Kernel, dtype: tf.DType, jit_compile: bool = False):
+    def __init__(self, kernel: Kernel, dtype: tf.DType):
         matrix, vector, scalar = specs(dtype)
         posterior = DTCPosterior(matrix, vector, matrix, matrix, vector, scalar, scalar)
         self.kernel = kernel
-        compile_ = compiler(kernel, jit_compile)
+        compile_ = compiler(kernel)
         self.masked_gram = compile_(masked_gram, matrix, vector)
         self.embed = compile_(embed, matrix, matrix, vector, matrix)
-        self.marginals = compile_(marginals, posterior, matrix, xla=True)
+        self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
-        self.variance = compile_(variance, matrix, matrix, vector, matrix, matrix, scalar, xla=True)
-        self.local_terms = compile_(local_terms, posterior, matrix, matrix, xla=True)
+        self.variance = compile_(variance, matrix, matrix, vector, matrix, matrix, scalar)
+        self.local_terms = compile_(local_terms, posterior, matrix, matrix)
         self.data_factor = compile_(
             data_factor, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
         )

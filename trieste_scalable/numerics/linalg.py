@@ -128,22 +128,6 @@ def cholesky_rank_one_updates(chol: tf.Tensor, vectors: tf.Tensor) -> tf.Tensor:
     return tf.foldl(lambda factor, v: cholesky_rank_one_update(factor, v), vectors, chol)
 
 
-def capacity_for(size: int, minimum: int = 16, bucket: bool = True) -> int:
-    """Smallest power of two that is at least ``size`` and ``minimum``: the capacity bucket.
-
-    Padding dictionaries to these buckets keeps the set of shapes seen by XLA-compiled functions
-    small (logarithmic in the largest size), so XLA recompiles rarely. Without XLA the compiled
-    functions take dynamic shapes and never retrace, so ``bucket=False`` returns ``size`` (at
-    least 1) and no work is spent on padding.
-    """
-    if not bucket:
-        return max(size, 1)
-    capacity = minimum
-    while capacity < size:
-        capacity *= 2
-    return capacity
-
-
 def chunked_map(
     fn: Callable[[tf.Tensor], Sequence[tf.Tensor] | tf.Tensor],
     points: tf.Tensor,

@@ -149,13 +149,13 @@ def information_gain(
 class CompiledReplicated(CompiledFunctions):
     """The exact replicated-input GP compiled for one kernel (each traced once: :mod:`.compile`)."""
 
-    def __init__(self, kernel: Kernel, dtype: tf.DType, jit_compile: bool = False):
+    def __init__(self, kernel: Kernel, dtype: tf.DType):
         matrix, vector, scalar = specs(dtype)
         posterior = ReplicatedPosterior(matrix, matrix, vector, scalar)
         self.kernel = kernel
-        compile_ = compiler(kernel, jit_compile)
+        compile_ = compiler(kernel)
         self.noisy_gram = compile_(noisy_gram, matrix, vector, scalar)
-        self.marginals = compile_(marginals, posterior, matrix, xla=True)
+        self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
         self.append_input = compile_(append_input, matrix, matrix, matrix, scalar)
         self.log_marginal_likelihood = compile_(

@@ -203,16 +203,16 @@ def elbo(
 class CompiledSVGP(CompiledFunctions):
     """The whitened-SVGP numerics compiled for one kernel (each traced once: :mod:`.compile`)."""
 
-    def __init__(self, kernel: Kernel, dtype: tf.DType, jit_compile: bool = False):
+    def __init__(self, kernel: Kernel, dtype: tf.DType):
         matrix, vector, scalar = specs(dtype)
         posterior = WhitenedPosterior(matrix, vector, matrix, vector, matrix, scalar)
         self.kernel = kernel
-        compile_ = compiler(kernel, jit_compile)
+        compile_ = compiler(kernel)
         self.masked_gram = compile_(masked_gram, matrix, vector)
         self.optimal_q = compile_(
             optimal_q, matrix, vector, matrix, matrix, vector, vector, scalar, scalar
         )
-        self.marginals = compile_(marginals, posterior, matrix, xla=True)
+        self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
         self.project = compile_(project, posterior, matrix, vector, matrix, scalar)
         self.elbo = compile_(elbo, posterior, matrix, vector, vector, scalar, scalar)

@@ -53,7 +53,6 @@ class ChunkedSampleScorer:
     :param features: The feature map of the samples' prior part.
     :param mean_function: The prior mean function.
     :param chunk_size: Candidates per chunk.
-    :param jit_compile: Compile the loop with XLA.
     """
 
     def __init__(
@@ -61,14 +60,12 @@ class ChunkedSampleScorer:
         features: FeatureMap,
         mean_function: MeanFunction,
         chunk_size: int = 4096,
-        jit_compile: bool = False,
     ):
         if chunk_size <= 0:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
         self.features = features
         self.mean_function = mean_function
         self.chunk_size = min(chunk_size, features.max_rows or chunk_size)
-        self._jit_compile = jit_compile
         self._compiled: Any = None
 
     @property
@@ -94,9 +91,7 @@ class ChunkedSampleScorer:
                 lambda t: tf.TensorSpec([None] * len(t.shape), t.dtype),
                 tuple(tf.nest.map_structure(tf.convert_to_tensor, args)),
             )
-            self._compiled = tf.function(
-                self._lowest, input_signature=signature, jit_compile=self._jit_compile
-            )
+            self._compiled = tf.function(self._lowest, input_signature=signature)
         values, indices = self._compiled(*args)
         return -values, indices
 
