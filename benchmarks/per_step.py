@@ -1,7 +1,8 @@
 """Wall time per step of each rule over its model, fitted, on one noisy problem: for comparing
 two versions of the package (run it in a checkout of each; nothing else is compared).
 
-Run: ``.venv/bin/python benchmarks/per_step.py`` (about 5 minutes on 2 CPU cores). The problem
+Run: ``.venv/bin/python benchmarks/per_step.py [RULE ...]`` (about 5 minutes on 2 CPU cores
+for all of bbkb, gp-bucb, mini-ucb, ts). The problem
 and settings are those of ``benchmarks/fitting.py`` part B (the 22^3 grid, noise std half the
 function's spread, 20 initial points, seed 0, 150 evaluations, batches of at most 10): every
 rule over our model built by our builders and fitted at every step. Prints, per rule, the
@@ -31,7 +32,10 @@ from trieste_scalable.campaign import run_campaign  # noqa: E402
 def main() -> None:
     problem = problems()[0]
     initial = problem.initial_data(20, 0)
+    only = sys.argv[1:]
     for name, make in runs(problem, initial).items():
+        if only and name not in only:
+            continue
         tf.random.set_seed(0)
         start = time.perf_counter()
         model, rule = make()
