@@ -31,12 +31,15 @@ def _command(library: Path, logdir: Path, *extra: str) -> list[str]:
         "--batch-size",
         "10",
         "--budget",
-        "150",
+        str(BUDGET),
         "--logdir",
         str(logdir),
         "--quiet",
         *extra,
     ]
+
+
+BUDGET = 300  # after 10 initial molecules: 30 batches of 10
 
 
 def _rows(logdir: Path) -> list[dict[str, str]]:
@@ -48,7 +51,7 @@ def test_concurrent_campaign_is_refused_and_sigkill_then_resume_loses_nothing(
     tmp_path: Path,
 ) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:300]) + "\n")
+    library.write_text("\n".join(load_smiles("moses-20k")[:600]) + "\n")
     logdir = tmp_path / "run"
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
     first = subprocess.Popen(_command(library, logdir), env=env, stderr=subprocess.PIPE)
@@ -59,24 +62,27 @@ def test_concurrent_campaign_is_refused_and_sigkill_then_resume_loses_nothing(
                 break
             time.sleep(0.05)
         assert first.poll() is None, "the campaign ended before it could be interrupted"
+        # paused (its lock held) while the second process starts, however fast the batches are
+        first.send_signal(signal.SIGSTOP)
         second = subprocess.run(
             _command(library, logdir, "--resume"), env=env, capture_output=True, text=True
         )
         assert second.returncode == 1
         assert f"in use by another campaign (pid {first.pid}" in second.stderr
-        time.sleep(np.random.default_rng(0).uniform(0.0, 0.5))  # somewhere inside a batch
+        first.send_signal(signal.SIGCONT)
+        time.sleep(np.random.default_rng(0).uniform(0.0, 0.2))  # somewhere inside a batch
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=60)
     finally:
         if first.poll() is None:
             first.kill()
     killed_at = len(_rows(logdir))
-    assert 30 <= killed_at < 160
+    assert 30 <= killed_at < 10 + BUDGET
     resumed = subprocess.run(
         _command(library, logdir, "--resume"), env=env, capture_output=True, text=True
     )
     assert resumed.returncode == 0, resumed.stderr
     rows = _rows(logdir)
-    assert len(rows) == 160  # the initial design and the budget, exactly
-    assert len({row["smiles"] for row in rows}) == 160  # nothing evaluated twice
+    assert len(rows) == 10 + BUDGET  # the initial design and the budget, exactly
+    assert len({row["smiles"] for row in rows}) == 10 + BUDGET  # nothing evaluated twice
     assert all(np.isfinite(float(row["observed"])) for row in rows)
