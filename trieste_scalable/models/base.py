@@ -192,6 +192,7 @@ class ReplicatedGPBase(
         if centre is None:  # the first dataset's mean, as centre + a small remainder
             centre = float(y[0, 0])
             mean = float(np.mean(y - y[0, 0]))
+            # the mean is the last of _hyperparameters(): its built-with value is this one
             self._initial_values[-1] = np.asarray(mean, dtype=self._mean.dtype.as_numpy_dtype)
         data = aggregate(x, y - np.asarray(centre, dtype=y.dtype))
         if self._data is not None and _same_data(data, self._data):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import gpflow
 import numpy as np
@@ -19,6 +19,17 @@ from .data import ReplicatedData
 from .fitting import FitSchedule
 from .inducing import InducingPointSelector, InducingSchedule, selector_named
 from .inducing_view import WhitenedInducingView
+
+
+class _Unprojected(NamedTuple):
+    """New inducing points whose q is not computed yet, and the posterior to project it from
+    (the arguments of ``CompiledSVGP.project``)."""
+
+    source: svgp.WhitenedPosterior
+    inducing: tf.Tensor
+    mask: tf.Tensor
+    chol_kzz: tf.Tensor
+    jitter: tf.Tensor
 
 
 class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
@@ -108,10 +119,9 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
         self._exact_fit_limit = exact_fit_limit
         self.num_rff_features = num_rff_features
         self._posterior: Optional[svgp.WhitenedPosterior] = None
-        # new inducing points whose q is not computed yet: (the posterior to project q from,
-        # padded points, mask, factor, jitter); projected only if used before optimize sets
-        # the optimal q (Trieste's loop never uses it: update is always followed by optimize)
-        self._unprojected: Optional[tuple[Any, ...]] = None
+        # projected only if used before optimize sets the optimal q (Trieste's loop never uses
+        # it: update is always followed by optimize)
+        self._unprojected: Optional[_Unprojected] = None
         self._absolute_jitter = 0.0
         self._q_is_optimal = False
         self._selection_seconds = 0.0
@@ -128,7 +138,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
     def num_inducing(self) -> int:
         """The number m of (real) inducing points in use."""
         if self._unprojected is not None:
-            return int(tf.reduce_sum(self._unprojected[2]))
+            return int(tf.reduce_sum(self._unprojected.mask))
         return 0 if self._posterior is None else int(tf.reduce_sum(self._posterior.mask))
 
     @property
@@ -136,10 +146,10 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
         """The current whitened posterior (padded to its capacity)."""
         self._require_data()
         if self._unprojected is not None:  # warm start: the last q at the new inducing points
-            source, padded, mask, chol, jitter = self._unprojected
-            q_mu, q_sqrt = self.compiled.project(source, padded, mask, chol, jitter)
+            new = self._unprojected
+            q_mu, q_sqrt = self.compiled.project(*new)
             self._posterior = svgp.WhitenedPosterior(
-                padded, mask, chol, q_mu, q_sqrt, self._prior_mean()
+                new.inducing, new.mask, new.chol_kzz, q_mu, q_sqrt, self._prior_mean()
             )
             self._unprojected = None
         assert self._posterior is not None
@@ -187,8 +197,8 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
             mean = self._prior_mean()
             self._posterior = svgp.WhitenedPosterior(padded, mask, chol, q_mu, q_sqrt, mean)
         else:  # project the last computed q when (if) it is used
-            source = self._posterior if self._unprojected is None else self._unprojected[0]
-            self._unprojected = (source, padded, mask, chol, jitter)
+            source = self._posterior if self._unprojected is None else self._unprojected.source
+            self._unprojected = _Unprojected(source, padded, mask, chol, jitter)
         self._data, self._absolute_jitter, self._q_is_optimal = data, float(jitter), False
         self._selection_seconds = time.perf_counter() - start
 
@@ -249,7 +259,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
     def _padded_inducing(self) -> tuple[tf.Tensor, tf.Tensor]:
         """The current padded inducing points [M, D] and mask [M] (projected or not)."""
         if self._unprojected is not None:
-            return self._unprojected[1], self._unprojected[2]
+            return self._unprojected.inducing, self._unprojected.mask
         assert self._posterior is not None
         return self._posterior.inducing, self._posterior.mask
 
