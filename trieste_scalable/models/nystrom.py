@@ -147,9 +147,8 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
     # ----------------------------------------------------------------- template methods
     def _absorb(self, data: ReplicatedData) -> None:
         """Resample the dictionary from the batch-start variances of the batch that just ended
-        (BBKB Algorithm 1, lines 11-15, counting that batch first, so points first
-        picked in it can enter the dictionary), then
-        refactorise."""
+        (BBKB Algorithm 1, lines 11-15, counting that batch first, so points first picked in it
+        can enter the dictionary), then refactorise."""
         start = time.perf_counter()
         previous = self._posterior or dtc.prior_posterior(
             data.inputs.shape[1], 1, tf.convert_to_tensor(self._noise), self._prior_mean()
