@@ -63,9 +63,7 @@ class RandomState:
     num_batches: int = 0
 
 
-class RandomRule(
-    AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]
-):
+class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]):
     """Uniform random candidates, distinct within a batch (the baseline); with
     ``exclude_evaluated``, never an evaluated candidate (screening without replacement). Batch
     ``k`` is drawn with the seed ``(seed, k)``, so a restored run draws what it would have."""

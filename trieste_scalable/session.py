@@ -40,9 +40,7 @@ Build = Callable[[Dataset, int], tuple[Any, Any]]
 """Maps the data so far and the evaluations left to the (model, rule) pair."""
 
 
-def run_session(
-    problem: DiscreteProblem, settings: dict[str, Any], build: Build
-) -> CampaignResult:
+def run_session(problem: DiscreteProblem, settings: dict[str, Any], build: Build) -> CampaignResult:
     """Start or resume the campaign described by ``settings`` (the parsed command line).
 
     :raise UsageError: On a directory holding another campaign, nothing to resume, or changed

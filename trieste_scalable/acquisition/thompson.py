@@ -219,9 +219,7 @@ class BatchThompsonSampling(
         key = (id(source.kernel), id(source.mean_function))
         if key not in self._scorers:
             features = feature_map_for(source.kernel, self._num_features)
-            scorer = ChunkedSampleScorer(
-                features, source.mean_function, self._chunk_size
-            )
+            scorer = ChunkedSampleScorer(features, source.mean_function, self._chunk_size)
             self._scorers[key] = (scorer, _paired_value_and_gradient(features, source))
         return self._scorers[key]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import gpflow
 import numpy as np
@@ -17,12 +17,11 @@ from ..numerics.linalg import chunked_map, lower_root_of_inverse
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
 from .dictionary import DictionaryPolicy, RidgeLeverageSampler
-from .fitting import FitSchedule
 from .in_batch import InBatchPosterior
 from .inducing_view import WhitenedInducingView
 
 
-class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
+class NystromGPR(WhitenedInducingView, ReplicatedGPBase[dtc.DTCPosterior]):
     r"""GP regression with the DTC (Nystrom) posterior over a resampled dictionary (BKB/BBKB).
 
     The posterior (:mod:`trieste_scalable.numerics.dtc`, eqs. 1-3) conditions on every
@@ -45,6 +44,7 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
     """
 
     _log_name = "nystrom"
+    _compiled_type = CompiledDTC
 
     def __init__(
         self,
@@ -53,53 +53,22 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
         dataset: Optional[Dataset] = None,
         *,
         dictionary: Optional[DictionaryPolicy] = None,
-        fit_hyperparameters: bool = True,
-        max_optimizer_iterations: int = 100,
-        fit_schedule: Optional[FitSchedule] = None,
-        num_prior_samples: int = 10,
-        fit_noise_variance: bool = True,
-        fit_prior_mean: bool = True,
-        exact_fit_limit: int = 1000,
-        prior_mean: Optional[float] = None,
-        chunk_size: int = 2048,
         jitter: float = 1e-10,
+        **options: Any,
     ):
         """
         :param kernel: Any GPflow kernel (its parameters fix the model's dtype).
         :param noise_variance: :math:`\\lambda > 0`, the regulariser/noise variance.
         :param dataset: Optional initial data (equivalent to calling :meth:`update`).
         :param dictionary: Dictionary policy; default ``RidgeLeverageSampler(2.0)``.
-        :param fit_hyperparameters: Whether :meth:`optimize` fits the hyperparameters.
-        :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
-        :param fit_schedule: When ``optimize`` refits (default every call; see
-            :class:`~trieste_scalable.models.fitting.FitSchedule`).
-        :param num_prior_samples: Prior draws scored as starts of each fit.
-        :param fit_noise_variance: Whether fits include the noise variance.
-        :param fit_prior_mean: Whether fits include the constant prior mean.
-        :param exact_fit_limit: Up to this many unique inputs, ``optimize`` fits the exact log
-            likelihood (O(n^3), a second at n = 1,000 on two cores); beyond, the SGPR bound,
-            which is biased towards noise when the dictionary does not cover the data.
-        :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset.
-        :param chunk_size: Candidates per compiled call; bounds memory in predictions.
         :param jitter: First relative jitter tried on the dictionary's kernel matrix.
+        :param options: The fitting and prediction options of :class:`ReplicatedGPBase`
+            (``fit_hyperparameters``, ``fit_schedule``, ``exact_fit_limit``, ``chunk_size``, ...).
         """
-        super().__init__(
-            kernel,
-            noise_variance,
-            prior_mean=prior_mean,
-            fit_hyperparameters=fit_hyperparameters,
-            max_optimizer_iterations=max_optimizer_iterations,
-            chunk_size=chunk_size,
-            fit_schedule=fit_schedule,
-            num_prior_samples=num_prior_samples,
-            fit_noise_variance=fit_noise_variance,
-            fit_prior_mean=fit_prior_mean,
-        )
+        super().__init__(kernel, noise_variance, **options)
         self._policy = dictionary if dictionary is not None else RidgeLeverageSampler(2.0)
         self._jitter = jitter
-        self._exact_fit_limit = exact_fit_limit
         self._dictionary_index = np.zeros([0], dtype=np.int64)
-        self._posterior: Optional[dtc.DTCPosterior] = None
         self._used_jitter = jitter
         self._resparsification_seconds = 0.0
         if dataset is not None:
@@ -164,9 +133,7 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
         data = self._require_data()
         self._posterior, self._used_jitter = self._factorise(data, self._dictionary_index)
 
-    def _objective(self) -> Callable[[], tf.Tensor]:
-        if self._require_data().counts.size <= self._exact_fit_limit:
-            return self._exact_objective(self.compiled.exact_evidence)
+    def _sparse_objective(self) -> Callable[[], tf.Tensor]:
         args = self._evidence_arguments()
         return lambda: self._evidence(*args)
 
@@ -178,9 +145,6 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
     def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
         post = self._require_posterior()
         return post.noise * self.compiled.covariance(post, x)
-
-    def _make_compiled(self) -> CompiledDTC:
-        return CompiledDTC(self._kernel, self._dtype)
 
     def _log_extra(self) -> None:
         post = self._require_posterior()
@@ -215,11 +179,6 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
             self._jitter,
         )
 
-    def _require_posterior(self) -> dtc.DTCPosterior:
-        self._require_data()
-        assert self._posterior is not None
-        return self._posterior
-
     def _marginals(self, post: dtc.DTCPosterior, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         mean, var = chunked_map(
             lambda chunk: self.compiled.marginals(post, chunk), x, self._chunk_size
@@ -248,9 +207,5 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase):
         noise = tf.convert_to_tensor(self._noise)
         return self.compiled.evidence(*head, noise, self._prior_mean(), jitter)
 
-    def __repr__(self) -> str:
-        return (
-            f"NystromGPR(kernel={self._kernel.name}, "
-            f"noise_variance={float(self._noise.numpy()):g}, "
-            f"dictionary={self._policy!r}, fit_hyperparameters={self._fit})"
-        )
+    def _repr_extra(self) -> str:
+        return f"dictionary={self._policy!r}, "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import gpflow
 import numpy as np
@@ -15,10 +15,9 @@ from ..numerics.linalg import jittered_cholesky
 from ..numerics.replicated import CompiledReplicated
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
-from .fitting import FitSchedule
 
 
-class ReplicatedGPR(ReplicatedGPBase):
+class ReplicatedGPR(ReplicatedGPBase[replicated.ReplicatedPosterior]):
     r"""Exact GP regression whose cost depends on the number of unique inputs, not evaluations.
 
     Repeated evaluations of one input are kept as a count :math:`n_i`, the average
@@ -39,6 +38,7 @@ class ReplicatedGPR(ReplicatedGPBase):
     """
 
     _log_name = "replicated"
+    _compiled_type = CompiledReplicated
 
     def __init__(
         self,
@@ -46,42 +46,16 @@ class ReplicatedGPR(ReplicatedGPBase):
         noise_variance: float,
         dataset: Optional[Dataset] = None,
         *,
-        fit_hyperparameters: bool = True,
-        max_optimizer_iterations: int = 100,
-        fit_schedule: Optional[FitSchedule] = None,
-        num_prior_samples: int = 10,
-        fit_noise_variance: bool = True,
-        fit_prior_mean: bool = True,
-        prior_mean: Optional[float] = None,
-        chunk_size: int = 4096,
         jitter: float = 0.0,
+        **options: Any,
     ):
         """
-        :param fit_hyperparameters: Whether :meth:`optimize` fits kernel and noise.
-        :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
-        :param fit_schedule: When ``optimize`` refits (default every call; see
-            :class:`~trieste_scalable.models.fitting.FitSchedule`).
-        :param num_prior_samples: Prior draws scored as starts of each fit.
-        :param fit_noise_variance: Whether fits include the noise variance.
-        :param fit_prior_mean: Whether fits include the constant prior mean.
-        :param prior_mean: Constant prior mean; ``None`` takes the first dataset's mean.
-        :param chunk_size: Query points per compiled call.
         :param jitter: First relative jitter tried when factorising from scratch.
+        :param options: The fitting and prediction options of :class:`ReplicatedGPBase`
+            (``fit_hyperparameters``, ``fit_schedule``, ``chunk_size``, ...).
         """
-        super().__init__(
-            kernel,
-            noise_variance,
-            prior_mean=prior_mean,
-            fit_hyperparameters=fit_hyperparameters,
-            max_optimizer_iterations=max_optimizer_iterations,
-            chunk_size=chunk_size,
-            fit_schedule=fit_schedule,
-            num_prior_samples=num_prior_samples,
-            fit_noise_variance=fit_noise_variance,
-            fit_prior_mean=fit_prior_mean,
-        )
+        super().__init__(kernel, noise_variance, **options)
         self._jitter = jitter
-        self._posterior: Optional[replicated.ReplicatedPosterior] = None
         self.last_update_was_incremental = False
         if dataset is not None:
             self.update(dataset)
@@ -121,7 +95,7 @@ class ReplicatedGPR(ReplicatedGPBase):
         self._data = data
 
     def _objective(self) -> Callable[[], tf.Tensor]:
-        return self._exact_objective(self.compiled.log_marginal_likelihood)
+        return self._exact_objective()
 
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         return self.compiled.marginals(self._require_posterior(), x)
@@ -129,19 +103,11 @@ class ReplicatedGPR(ReplicatedGPBase):
     def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
         return self.compiled.covariance(self._require_posterior(), x)
 
-    def _make_compiled(self) -> CompiledReplicated:
-        return CompiledReplicated(self._kernel, self._dtype)
-
     def _log_extra(self) -> None:
         data = self._require_data()
         logging.scalar("replicated/max_count", float(data.counts.max()))
 
     # ----------------------------------------------------------------- internals
-    def _require_posterior(self) -> replicated.ReplicatedPosterior:
-        self._require_data()
-        assert self._posterior is not None
-        return self._posterior
-
     def _factorise(self, data: ReplicatedData) -> tf.Tensor:
         gram = self.compiled.noisy_gram(
             tf.constant(data.inputs), tf.constant(data.counts), self.get_observation_noise()
@@ -178,9 +144,3 @@ class ReplicatedGPR(ReplicatedGPBase):
         delta = noise * (1.0 / self._data.counts[index] - 1.0 / data.counts[index])
         vector = tf.sqrt(delta) * tf.one_hot(index, data.counts.size, dtype=self._dtype)
         return self.compiled.downdate(chol, vector)
-
-    def __repr__(self) -> str:
-        return (
-            f"ReplicatedGPR(kernel={self._kernel.name}, "
-            f"noise_variance={float(self._noise.numpy()):g}, fit_hyperparameters={self._fit})"
-        )

@@ -16,7 +16,6 @@ from ..numerics.linalg import jittered_cholesky, pad_rows
 from ..numerics.svgp import CompiledSVGP
 from .base import ReplicatedGPBase
 from .data import ReplicatedData
-from .fitting import FitSchedule
 from .inducing import InducingPointSelector, InducingSchedule, selector_named
 from .inducing_view import WhitenedInducingView
 
@@ -32,7 +31,7 @@ class _Unprojected(NamedTuple):
     jitter: tf.Tensor
 
 
-class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
+class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior]):
     r"""SVGP with a whitened, full-covariance q(u) whose inducing points are re-selected at every
     ``update`` and whose number may follow a schedule m(n) (S-GP-TS §3.2 and §6).
 
@@ -58,25 +57,17 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
     :param inducing: A schedule or a fixed number of inducing points.
     :param selector: ``"kmeans"``, ``"greedy"``, ``"random"`` or an
         :class:`~trieste_scalable.models.inducing.InducingPointSelector`.
-    :param fit_hyperparameters: Whether ``optimize`` fits kernel parameters and noise.
-    :param fit_noise_variance: Whether that fit includes the noise variance (keep it fixed when
-        it is known: fitted on little data it can collapse, and the mean then chases the noise).
-    :param fit_prior_mean: Whether that fit includes the constant prior mean.
-    :param max_optimizer_iterations: L-BFGS-B iterations per ``optimize``.
-    :param fit_schedule: When ``optimize`` refits (default every call; see
-        :class:`~trieste_scalable.models.fitting.FitSchedule`).
-    :param num_prior_samples: Prior draws scored as starts of each fit.
-    :param exact_fit_limit: Up to this many unique inputs, ``optimize`` fits the exact log
-        likelihood (O(n^3), a second at n = 1,000 on two cores); beyond, the SGPR bound, which is
-        biased towards noise when the inducing points do not cover the data.
-    :param prior_mean: Constant prior mean; ``None`` takes the mean of the first dataset.
-    :param chunk_size: Query points per compiled call in predictions.
     :param jitter: First relative jitter tried on :math:`K_{ZZ}` (escalated on failure).
     :param num_rff_features: Features of :meth:`trajectory_sampler` (Trieste's sampler).
     :param seed: Seed of the selector, when ``selector`` is a name.
+    :param options: The fitting and prediction options of
+        :class:`~trieste_scalable.models.base.ReplicatedGPBase` (``fit_hyperparameters``,
+        ``fit_noise_variance``: keep a known noise fixed, fitted on little data it can collapse
+        and the mean then chases the noise; ``exact_fit_limit``, ``chunk_size``, ...).
     """
 
     _log_name = "svgp"
+    _compiled_type = CompiledSVGP
 
     def __init__(
         self,
@@ -86,39 +77,18 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
         *,
         inducing: Union[InducingSchedule, int] = 500,
         selector: Union[str, InducingPointSelector] = "kmeans",
-        fit_hyperparameters: bool = True,
-        fit_noise_variance: bool = True,
-        fit_prior_mean: bool = True,
-        max_optimizer_iterations: int = 100,
-        fit_schedule: Optional[FitSchedule] = None,
-        num_prior_samples: int = 10,
-        exact_fit_limit: int = 1000,
-        prior_mean: Optional[float] = None,
-        chunk_size: int = 2048,
         jitter: float = 1e-6,
         num_rff_features: int = 1000,
         seed: int = 0,
+        **options: Any,
     ):
-        super().__init__(
-            kernel,
-            noise_variance,
-            prior_mean=prior_mean,
-            fit_hyperparameters=fit_hyperparameters,
-            max_optimizer_iterations=max_optimizer_iterations,
-            chunk_size=chunk_size,
-            fit_schedule=fit_schedule,
-            num_prior_samples=num_prior_samples,
-            fit_noise_variance=fit_noise_variance,
-            fit_prior_mean=fit_prior_mean,
-        )
+        super().__init__(kernel, noise_variance, **options)
         self._schedule = (
             inducing if isinstance(inducing, InducingSchedule) else InducingSchedule.fixed(inducing)
         )
         self._selector = selector_named(selector, seed) if isinstance(selector, str) else selector
         self._jitter = jitter
-        self._exact_fit_limit = exact_fit_limit
         self.num_rff_features = num_rff_features
-        self._posterior: Optional[svgp.WhitenedPosterior] = None
         # projected only if used before optimize sets the optimal q (Trieste's loop never uses
         # it: update is always followed by optimize)
         self._unprojected: Optional[_Unprojected] = None
@@ -221,9 +191,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
         self._unprojected = None
         self._absolute_jitter, self._q_is_optimal = float(jitter), True
 
-    def _objective(self) -> Callable[[], tf.Tensor]:
-        if self._require_data().counts.size <= self._exact_fit_limit:
-            return self._exact_objective(self.compiled.exact_evidence)
+    def _sparse_objective(self) -> Callable[[], tf.Tensor]:
         data = self._require_data()
         padded, mask = self._padded_inducing()
         args = (
@@ -246,9 +214,6 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
 
     def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
         return self.compiled.covariance(self.posterior, x)
-
-    def _make_compiled(self) -> CompiledSVGP:
-        return CompiledSVGP(self._kernel, self._dtype)
 
     def _log_extra(self) -> None:
         logging.scalar("svgp/inducing_points", self.num_inducing)
@@ -278,9 +243,5 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase):
         scale = float(tf.reduce_mean(tf.linalg.diag_part(gram)))
         return padded, mask, chol, tf.constant(relative * scale, dtype=self._dtype)
 
-    def __repr__(self) -> str:
-        return (
-            f"AdaptiveSVGP(kernel={self._kernel.name}, "
-            f"noise_variance={float(self._noise.numpy()):g}, inducing={self._schedule!r}, "
-            f"selector={self._selector!r}, fit_hyperparameters={self._fit})"
-        )
+    def _repr_extra(self) -> str:
+        return f"inducing={self._schedule!r}, selector={self._selector!r}, "

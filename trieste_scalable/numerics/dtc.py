@@ -23,10 +23,9 @@ from typing import NamedTuple
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from . import replicated
-from .compile import CompiledFunctions, compiler, specs
-from .embedding import Kernel, embed, factor_data, masked_gram
-from .evidence import sgpr_evidence
+from .compile import compiler, specs
+from .embedding import Kernel, embed, factor_data
+from .evidence import CompiledEvidence
 from .linalg import cholesky_rank_one_updates, jittered_cholesky, pad_rows
 
 
@@ -288,7 +287,7 @@ def local_terms(
     return tf.reduce_sum(full**2, axis=1), tf.reduce_sum(projected**2, axis=1)
 
 
-class CompiledDTC(CompiledFunctions):
+class CompiledDTC(CompiledEvidence):
     """The DTC numerics compiled for one kernel (each traced once: :mod:`.compile`).
 
     :param kernel: A GPflow-style kernel.
@@ -298,9 +297,8 @@ class CompiledDTC(CompiledFunctions):
     def __init__(self, kernel: Kernel, dtype: tf.DType):
         matrix, vector, scalar = specs(dtype)
         posterior = DTCPosterior(matrix, vector, matrix, matrix, vector, scalar, scalar)
-        self.kernel = kernel
+        super().__init__(kernel, dtype)
         compile_ = compiler(kernel)
-        self.masked_gram = compile_(masked_gram, matrix, vector)
         self.embed = compile_(embed, matrix, matrix, vector, matrix)
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
@@ -313,9 +311,3 @@ class CompiledDTC(CompiledFunctions):
             extension_row, matrix, matrix, vector, matrix, tf.TensorSpec([], tf.int32)
         )
         self.rank_one = tf.function(cholesky_rank_one_updates, input_signature=[matrix, matrix])
-        self.evidence = compile_(
-            sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
-        )
-        self.exact_evidence = compile_(
-            replicated.log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
-        )

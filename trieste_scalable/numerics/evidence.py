@@ -23,6 +23,8 @@ import math
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from . import replicated
+from .compile import CompiledFunctions, compiler, specs
 from .embedding import Kernel, factor_data, masked_gram
 from .linalg import cholesky_with_jitter
 
@@ -66,3 +68,24 @@ def sgpr_evidence(
     residual = kernel(unique_inputs, full_cov=False) - tf.reduce_sum(factor.embedding**2, axis=-1)
     trace = tf.reduce_sum(counts * residual) / noise
     return -0.5 * (total * math.log(2.0 * math.pi) + log_det + quadratic + trace)
+
+
+class CompiledEvidence(CompiledFunctions):
+    """What every inducing-point model compiles (each traced once: :mod:`.compile`): the masked
+    :math:`K_S`, the SGPR bound and the exact log likelihood of its fits.
+
+    :param kernel: A GPflow-style kernel.
+    :param dtype: The dtype of every tensor argument.
+    """
+
+    def __init__(self, kernel: Kernel, dtype: tf.DType):
+        matrix, vector, scalar = specs(dtype)
+        self.kernel = kernel
+        compile_ = compiler(kernel)
+        self.masked_gram = compile_(masked_gram, matrix, vector)
+        self.evidence = compile_(
+            sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
+        )
+        self.exact_evidence = compile_(
+            replicated.log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
+        )

@@ -158,7 +158,7 @@ class CompiledReplicated(CompiledFunctions):
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
         self.append_input = compile_(append_input, matrix, matrix, matrix, scalar)
-        self.log_marginal_likelihood = compile_(
+        self.exact_evidence = compile_(
             log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
         )
         self.information_gain = compile_(information_gain, matrix, vector, scalar)

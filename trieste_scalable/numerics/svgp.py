@@ -24,10 +24,9 @@ from typing import NamedTuple
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from . import replicated
-from .compile import CompiledFunctions, compiler, specs
-from .embedding import Kernel, embed, factor_data, masked_gram
-from .evidence import sgpr_evidence
+from .compile import compiler, specs
+from .embedding import Kernel, embed, factor_data
+from .evidence import CompiledEvidence
 from .linalg import cholesky_with_jitter, lower_root_of_inverse
 
 
@@ -200,15 +199,14 @@ def elbo(
     return expected - kl
 
 
-class CompiledSVGP(CompiledFunctions):
+class CompiledSVGP(CompiledEvidence):
     """The whitened-SVGP numerics compiled for one kernel (each traced once: :mod:`.compile`)."""
 
     def __init__(self, kernel: Kernel, dtype: tf.DType):
         matrix, vector, scalar = specs(dtype)
         posterior = WhitenedPosterior(matrix, vector, matrix, vector, matrix, scalar)
-        self.kernel = kernel
+        super().__init__(kernel, dtype)
         compile_ = compiler(kernel)
-        self.masked_gram = compile_(masked_gram, matrix, vector)
         self.optimal_q = compile_(
             optimal_q, matrix, vector, matrix, matrix, vector, vector, scalar, scalar
         )
@@ -218,10 +216,4 @@ class CompiledSVGP(CompiledFunctions):
         self.elbo = compile_(elbo, posterior, matrix, vector, vector, scalar, scalar)
         self.greedy_selection = compile_(
             greedy_variance_selection, matrix, tf.TensorSpec([], tf.int32)
-        )
-        self.evidence = compile_(
-            sgpr_evidence, matrix, vector, matrix, vector, vector, scalar, scalar, scalar, scalar
-        )
-        self.exact_evidence = compile_(
-            replicated.log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
         )
