@@ -28,7 +28,7 @@ class InBatchPosterior:
     ):
         self._ops = ops
         self._posterior = posterior
-        self._state = dtc.HallucinatedState.start(posterior)
+        self._current = posterior  # with the points selected so far hallucinated
         self._extend = extend
         self._chunk_size = chunk_size
 
@@ -58,14 +58,11 @@ class InBatchPosterior:
 
     def variance(self, candidates: tf.Tensor) -> tf.Tensor:
         """Ridge-leverage variance [N] under the hallucinated posterior (one compiled call)."""
-        s = self._state
-        return self._ops.variance(
-            candidates, s.inducing, s.mask, s.chol_kss, s.chol_v, s.posterior.noise
-        )
+        return self._ops.marginals(self._current, candidates)[1]
 
     def add(self, point: tf.Tensor) -> None:
         """Hallucinate one selected point [1, D] (rank-one update of V, O(M^2))."""
-        self._state = dtc.hallucinate(self._ops, self._state, point, self._extend)
+        self._current = dtc.hallucinate(self._ops, self._current, point, self._extend)
 
     def local_terms(self, batch: tf.Tensor, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Sums over ``batch`` [B, D] of the squared full and projected batch-start covariances

@@ -17,7 +17,6 @@ Bayesian (Trieste) latent variance is :math:`\lambda \tilde\sigma^2`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -62,47 +61,16 @@ class DTCPosterior(NamedTuple):
         return int(self.inducing.shape[0])
 
 
-@check_shapes(
-    "x: [N, D]",
-    "inducing: [M, D]",
-    "mask: [M]",
-    "chol_kss: [M, M]",
-    "chol_v: [M, M]",
-    "return: [N]",
-)
-def variance(
-    kernel: Kernel,
-    x: tf.Tensor,
-    inducing: tf.Tensor,
-    mask: tf.Tensor,
-    chol_kss: tf.Tensor,
-    chol_v: tf.Tensor,
-    noise: tf.Tensor,
-) -> tf.Tensor:
-    """Ridge-leverage variance (eq. 3) at each row of ``x``.
-
-    ``chol_v`` (and, for an extended dictionary, ``inducing``, ``mask`` and ``chol_kss``) may be
-    those of a hallucinated in-batch state.
-    """
-    z = embed(kernel, x, inducing, mask, chol_kss)  # [N, M]
-    return _variance_of_embedding(kernel(x, full_cov=False), z, chol_v, noise)
-
-
-def _variance_of_embedding(
-    prior_variance: tf.Tensor, z: tf.Tensor, chol_v: tf.Tensor, noise: tf.Tensor
-) -> tf.Tensor:
-    """Eq. 3 from the prior variance [N] and the embedding [N, M]; the residual is clamped at 0."""
-    residual = tf.maximum(prior_variance - tf.reduce_sum(z**2, axis=-1), 0.0)
-    projected = tf.linalg.triangular_solve(chol_v, tf.transpose(z), lower=True)  # [M, N]
-    return residual / noise + tf.reduce_sum(projected**2, axis=0)
-
-
 @check_shapes("x: [N, D]", "return[0]: [N]", "return[1]: [N]")
 def marginals(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-    """Batch-start posterior mean (eq. 1) and ridge-leverage variance (eq. 3) at rows of ``x``."""
+    """Posterior mean (eq. 1) and ridge-leverage variance (eq. 3) at the rows of ``x``; the
+    residual :math:`k(x, x) - \\|z(x)\\|^2` is clamped at 0. ``posterior`` may be an in-batch
+    (hallucinated) one: its variances are then the in-batch ones."""
     p = posterior
     z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)  # [N, M]
-    var = _variance_of_embedding(kernel(x, full_cov=False), z, p.chol_v, p.noise)
+    residual = tf.maximum(kernel(x, full_cov=False) - tf.reduce_sum(z**2, axis=-1), 0.0)
+    projected = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z), lower=True)  # [M, N]
+    var = residual / p.noise + tf.reduce_sum(projected**2, axis=0)
     return p.mean + tf.linalg.matvec(z, p.weights), var
 
 
@@ -156,47 +124,31 @@ def data_factor(kernel: Kernel, *args: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]
     return factor.chol_v, factor.weights
 
 
-@dataclass(frozen=True)
-class HallucinatedState:
-    """In-batch posterior: the batch-start posterior plus hallucinated (pending) points.
-
-    Only :math:`V` changes (rank-one per pending point, independent of feedback). With
-    ``extend=True`` each pending point also joins the dictionary, which keeps the posterior exact
-    when the dictionary already holds every evaluated point (GP-BUCB): a new dictionary point
-    adds a coordinate in which every earlier row is zero, so :math:`V` just gains a
-    :math:`\\lambda` diagonal entry (that padding already holds) before the rank-one update.
-    """
-
-    posterior: DTCPosterior
-    inducing: tf.Tensor
-    mask: tf.Tensor
-    chol_kss: tf.Tensor
-    chol_v: tf.Tensor
-    size: int
-
-    @classmethod
-    def start(cls, posterior: DTCPosterior) -> HallucinatedState:
-        p = posterior
-        return cls(p, p.inducing, p.mask, p.chol_kss, p.chol_v, p.size)
-
-
 def hallucinate(
-    ops: CompiledDTC, state: HallucinatedState, x: tf.Tensor, extend: bool
-) -> HallucinatedState:
-    """Add one pending point ``x`` [1, D] to the in-batch posterior (eager wrapper, O(M^2))."""
-    if extend and state.size >= int(state.inducing.shape[0]):
-        state = _grow(state, 2 * int(state.inducing.shape[0]))
-    chol_kss, inducing, mask = state.chol_kss, state.inducing, state.mask
-    size = state.size
+    ops: CompiledDTC, posterior: DTCPosterior, x: tf.Tensor, extend: bool
+) -> DTCPosterior:
+    """The in-batch posterior with one more pending point ``x`` [1, D] (eager wrapper, O(M^2)).
+
+    Only :math:`V` changes (rank-one, independent of feedback; the weights, and so the mean,
+    stay those of the batch start). With ``extend=True`` the point also joins the dictionary,
+    which keeps the posterior exact when the dictionary already holds every evaluated point
+    (GP-BUCB): a new dictionary point adds a coordinate in which every earlier row is zero, so
+    :math:`V` just gains a :math:`\\lambda` diagonal entry (that padding already holds) before
+    the rank-one update.
+    """
+    p = posterior
     if extend:
-        new_row, extended = ops.extension_row(x, inducing, mask, chol_kss, tf.constant(size))
+        size = p.size
+        if size >= p.capacity:
+            p = _grow(p, 2 * p.capacity)
+        new_row, extended = ops.extension_row(x, p.inducing, p.mask, p.chol_kss, tf.constant(size))
         if bool(extended):
-            chol_kss = tf.tensor_scatter_nd_update(chol_kss, [[size]], new_row[None, :])
-            inducing = tf.tensor_scatter_nd_update(inducing, [[size]], x)
-            mask = tf.tensor_scatter_nd_update(mask, [[size]], tf.ones([1], dtype=mask.dtype))
-            size += 1
-    chol_v = ops.rank_one(state.chol_v, ops.embed(x, inducing, mask, chol_kss))
-    return replace(state, inducing=inducing, mask=mask, chol_kss=chol_kss, chol_v=chol_v, size=size)
+            p = p._replace(
+                chol_kss=tf.tensor_scatter_nd_update(p.chol_kss, [[size]], new_row[None, :]),
+                inducing=tf.tensor_scatter_nd_update(p.inducing, [[size]], x),
+                mask=tf.tensor_scatter_nd_update(p.mask, [[size]], tf.ones([1], dtype=x.dtype)),
+            )
+    return p._replace(chol_v=ops.rank_one(p.chol_v, ops.embed(x, p.inducing, p.mask, p.chol_kss)))
 
 
 def extension_row(
@@ -220,17 +172,17 @@ def extension_row(
     return z + one_hot * tf.sqrt(tf.maximum(schur, 0.0)), extended
 
 
-def _grow(state: HallucinatedState, capacity: int) -> HallucinatedState:
-    """Re-pad an in-batch state to a larger capacity (padding keeps every value unchanged)."""
-    old = int(state.inducing.shape[0])
-    extra = capacity - old
-    noise_block = tf.sqrt(state.posterior.noise) * tf.eye(extra, dtype=state.chol_v.dtype)
-    return replace(
-        state,
-        inducing=pad_rows(state.inducing, capacity),
-        mask=pad_rows(state.mask, capacity),
-        chol_kss=_block_diag(state.chol_kss, tf.eye(extra, dtype=state.chol_kss.dtype)),
-        chol_v=_block_diag(state.chol_v, noise_block),
+def _grow(posterior: DTCPosterior, capacity: int) -> DTCPosterior:
+    """Re-pad a posterior to a larger capacity (padding keeps every value unchanged)."""
+    p = posterior
+    extra = capacity - p.capacity
+    eye = tf.eye(extra, dtype=p.chol_v.dtype)
+    return p._replace(
+        inducing=pad_rows(p.inducing, capacity),
+        mask=pad_rows(p.mask, capacity),
+        chol_kss=_block_diag(p.chol_kss, eye),
+        chol_v=_block_diag(p.chol_v, tf.sqrt(p.noise) * eye),
+        weights=pad_rows(p.weights, capacity),
     )
 
 
@@ -302,7 +254,6 @@ class CompiledDTC(CompiledEvidence):
         self.embed = compile_(embed, matrix, matrix, vector, matrix)
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
-        self.variance = compile_(variance, matrix, matrix, vector, matrix, matrix, scalar)
         self.local_terms = compile_(local_terms, posterior, matrix, matrix)
         self.data_factor = compile_(
             data_factor, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
