@@ -12,8 +12,8 @@ class FixedSize(StoppingRule):
         super().__init__(ratio_threshold=1.0)
         self.size = size
 
-    def start(self, posterior, candidates, batch_start_variance):  # type: ignore[no-untyped-def]
-        super().start(posterior, candidates, batch_start_variance)
+    def reset(self) -> None:  # at each batch start, on the batch's own copy of the rule
+        super().reset()
         self.count = 0
 
     def add(self, index: int, in_batch_variance: float) -> bool:

@@ -111,8 +111,7 @@ def test_global_local_rule_switches_to_local_statistic() -> None:
     in_batch = model.batch_posterior()
     _, s2_0 = (t.numpy() for t in in_batch.batch_start_marginals(candidates))
     order = np.argsort(s2_0)  # low-variance points first: a long batch
-    rule = GlobalLocalStopping(1.5)
-    rule.start(in_batch, candidates, s2_0)
+    rule = GlobalLocalStopping(1.5).start(in_batch, candidates, s2_0)
     stopped_at = None
     for k, j in enumerate(order):
         if rule.add(int(j), float(s2_0[j])):

@@ -19,11 +19,9 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from trieste.models.interfaces import ProbabilisticModel
-
 from .confidence import ConfidenceWidth, WidthMode
 from .hallucinated import BatchUCBState, HallucinatedBatchRule
-from .protocols import SupportsHallucination
+from .protocols import InBatchPosteriorLike
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
 
 __all__ = ["BBKB", "BKB", "GPBUCB", "BatchUCBState"]
@@ -132,13 +130,11 @@ class GPBUCB(HallucinatedBatchRule):
             stopping, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated
         )
 
-    def _checked(self, model: ProbabilisticModel) -> SupportsHallucination:
-        checked = super()._checked(model)
-        if not checked.batch_posterior().exact:
+    def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:
+        if not posterior.exact:
             raise ValueError(
                 "GPBUCB needs an exact GP: build NystromGPR with dictionary=ExactDictionary()"
             )
-        return checked
 
     def __repr__(self) -> str:
         return (

@@ -23,7 +23,7 @@ from trieste.types import State, Tag, TensorType
 
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode
-from .protocols import SupportsHallucination
+from .protocols import InBatchPosteriorLike, SupportsHallucination
 from .stopping import StoppingRule
 from .summaries import write_scalars
 
@@ -104,6 +104,9 @@ class HallucinatedBatchRule(
             )
         return model
 
+    def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:
+        """Raise if the rule cannot build batches with ``posterior`` (e.g. GP-BUCB's exactness)."""
+
     def acquire(
         self,
         search_space: SearchSpace,
@@ -146,6 +149,7 @@ class HallucinatedBatchRule(
     ) -> tuple[tf.Tensor, float, dict[str, float]]:
         start = time.perf_counter()
         posterior = model.batch_posterior()
+        self._check_posterior(posterior)
         exact = posterior.exact
         mean, s2_0 = (t.numpy() for t in posterior.batch_start_marginals(candidates))
         noise = posterior.noise
@@ -159,13 +163,13 @@ class HallucinatedBatchRule(
         if excluded is not None:
             lazy.exclude(np.flatnonzero(excluded))
         selectable = lazy.num_selectable
-        self._stopping.start(posterior, candidates, s2_0)
+        stopping = self._stopping.start(posterior, candidates, s2_0)
         chosen: list[int] = []
         while True:
             index, variance = lazy.argmin()
             chosen.append(index)
             information += self._width.information_term(variance if exact else s2_0[index], exact)
-            stop = self._stopping.add(index, variance)
+            stop = stopping.add(index, variance)
             full = len(chosen) >= (self._max_batch_size or np.inf)
             if stop or full or (not self._allow_repeats and len(chosen) == selectable):
                 break
@@ -176,7 +180,7 @@ class HallucinatedBatchRule(
         stats = {
             "batch_size": len(chosen),
             "distinct_points": len(set(chosen)),
-            "stopping_statistic": self._stopping.statistic,
+            "stopping_statistic": stopping.statistic,
             "alpha": alpha,
             "beta": self._width.beta_value(information, noise, exact),
             "dictionary_size": posterior.dictionary_size,

@@ -17,17 +17,26 @@ batch (BBKB Algorithm 1).
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 import tensorflow as tf
 
 from .protocols import InBatchPosteriorLike
 
+Watch = TypeVar("Watch", bound="StoppingRule")
+
 
 class StoppingRule(ABC):
-    """Watches a batch as it grows. A fresh :meth:`start` is called at every batch start."""
+    """Watches a batch as it grows: :meth:`start` returns a copy of the rule that watches one
+    batch (its accumulators live on that copy, never on the rule a Trieste rule holds, so
+    nothing of a batch in progress outlives it or needs a ``State``)."""
+
+    _posterior: InBatchPosteriorLike
+    _candidates: tf.Tensor
+    _s2_0: np.ndarray
 
     def __init__(self, ratio_threshold: float):
         if not ratio_threshold >= 1.0:
@@ -36,22 +45,22 @@ class StoppingRule(ABC):
         self.statistic = 1.0
 
     def start(
-        self,
+        self: Watch,
         posterior: InBatchPosteriorLike,
         candidates: tf.Tensor,
         batch_start_variance: np.ndarray,
-    ) -> None:
-        """Reset for a new batch over ``candidates`` with their batch-start variances."""
-        self.statistic = 1.0
-        self._posterior = posterior
-        self._candidates = candidates
-        self._s2_0 = batch_start_variance
+    ) -> Watch:
+        """A watch of a new batch over ``candidates`` with their batch-start variances."""
+        watch = copy.copy(self)
+        watch._posterior = posterior
+        watch._candidates = candidates
+        watch._s2_0 = batch_start_variance
+        watch.reset()
+        return watch
 
-    def __getstate__(self) -> dict:
-        """The settings only: the batch in progress (a posterior holding compiled functions,
-        which cannot be copied) is not part of a copy or a pickle."""
-        transient = ("_posterior", "_candidates", "_s2_0")
-        return {k: v for k, v in self.__dict__.items() if k not in transient}
+    def reset(self) -> None:
+        """Set the per-batch accumulators (called on the watch :meth:`start` returns)."""
+        self.statistic = 1.0
 
     @abstractmethod
     def add(self, index: int, in_batch_variance: float) -> bool:
@@ -83,13 +92,8 @@ class GlobalLocalStopping(StoppingRule):
             raise ValueError(f"switch must be 'immediate' or 'after_next', got {switch!r}")
         self.switch = switch
 
-    def start(
-        self,
-        posterior: InBatchPosteriorLike,
-        candidates: tf.Tensor,
-        batch_start_variance: np.ndarray,
-    ) -> None:
-        super().start(posterior, candidates, batch_start_variance)
+    def reset(self) -> None:
+        super().reset()
         self.global_statistic = 1.0
         self._batch: list[int] = []
         self._full: np.ndarray | None = None
