@@ -66,8 +66,8 @@ def make(name: str, initial: Dataset):  # type: ignore[no-untyped-def]
     threshold = float(name.split("C=")[1])
     model = ReplicatedGPR(kernel(), NOISE, initial, fit_hyperparameters=False)
     if name.startswith("mini-gp-ucb"):
-        return model, MiniGPUCB(threshold, width="constant", beta=2.0)
-    return model, MiniGPEI(threshold, width="constant", beta=1.0)
+        return model, MiniGPUCB(threshold, width=ConfidenceWidth("constant", beta=2.0))
+    return model, MiniGPEI(threshold, width=ConfidenceWidth("constant", beta=1.0))
 
 
 def run(problem: DiscreteProblem, name: str, budget: int, seed: int = 0) -> dict:

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from trieste.bayesian_optimizer import BayesianOptimizer
 
-from trieste_scalable.acquisition import MiniGPEI, MiniGPUCB
+from trieste_scalable.acquisition import ConfidenceWidth, MiniGPEI, MiniGPUCB
 from trieste_scalable.models import ReplicatedGPR
 from trieste_scalable.problems import get_problem
 
@@ -13,8 +13,8 @@ from trieste_scalable.problems import get_problem
 @pytest.mark.parametrize(
     "rule",
     [
-        pytest.param(MiniGPUCB(2.0, width="constant", beta=2.0), id="mini-gp-ucb"),
-        pytest.param(MiniGPEI(2.0, width="constant", beta=1.0), id="mini-gp-ei"),
+        pytest.param(MiniGPUCB(2.0, width=ConfidenceWidth("constant", beta=2.0)), id="mini-gp-ucb"),
+        pytest.param(MiniGPEI(2.0, width=ConfidenceWidth("constant", beta=1.0)), id="mini-gp-ei"),
     ],
 )
 def test_reaches_low_regret_with_few_unique_candidates(rule) -> None:  # type: ignore[no-untyped-def]

@@ -22,6 +22,7 @@ from trieste_scalable.acquisition import (
     BKB,
     GPBUCB,
     BatchThompsonSampling,
+    ConfidenceWidth,
     MiniGPEI,
     MiniGPUCB,
 )
@@ -342,7 +343,7 @@ def test_mini_rule_at_an_all_zero_fingerprint_asks_a_bounded_batch() -> None:
     model = ReplicatedGPR(Tanimoto(), 0.01, data, fit_hyperparameters=False, prior_mean=-5.0)
     assert float(model.predict(space.points[:1])[1][0, 0]) == 0.0
     for budget, expected in ((40, 40), (None, MAX_REPEATS)):
-        rule = MiniGPUCB(width="constant", beta=3.0, budget=budget)
+        rule = MiniGPUCB(width=ConfidenceWidth("constant", beta=3.0), budget=budget)
         batch = AskTellOptimizer(space, data, model, rule).ask()
         np.testing.assert_array_equal(batch, np.zeros((expected, 4)))
 

@@ -10,7 +10,7 @@ from trieste.data import Dataset
 from trieste.models.gpflow import GaussianProcessRegression
 from trieste.space import Box, DiscreteSearchSpace, TaggedProductSearchSpace
 
-from trieste_scalable.acquisition import MiniGPEI, MiniGPUCB, repeats
+from trieste_scalable.acquisition import BBKB, ConfidenceWidth, MiniGPEI, MiniGPUCB, repeats
 from trieste_scalable.models import NystromGPR, ReplicatedGPR
 
 from .util import se_kernel
@@ -35,7 +35,7 @@ def setup(seed: int = 0, num_points: int = 400, num_initial: int = 25):  # type:
 @pytest.mark.parametrize("threshold", [1.1, 1.5, 2.0, 3.0])
 def test_epoch_shrinks_the_chosen_std_exactly_and_others_by_at_most_c(threshold: float) -> None:
     space, data, model = setup()
-    rule = MiniGPUCB(threshold, width="constant", beta=2.0)
+    rule = MiniGPUCB(threshold, width=ConfidenceWidth("constant", beta=2.0))
     batch = rule.acquire_single(space, model, data)(None)[1]
     count = int(batch.shape[0])
     assert count >= 1 and np.all(batch.numpy() == batch.numpy()[:1])
@@ -60,9 +60,13 @@ def test_repeats_are_never_zero() -> None:
 def test_ucb_picks_the_lowest_bound_and_ei_the_largest_improvement() -> None:
     space, data, model = setup(1)
     mean, var = (t.numpy()[:, 0] for t in model.predict(space.points))
-    ucb = MiniGPUCB(width="constant", beta=1.5).acquire_single(space, model, data)(None)[1]
+    ucb = MiniGPUCB(width=ConfidenceWidth("constant", beta=1.5)).acquire_single(space, model, data)(
+        None
+    )[1]
     np.testing.assert_array_equal(ucb[0], space.points[int(np.argmin(mean - 1.5 * np.sqrt(var)))])
-    ei = MiniGPEI(width="constant", beta=1.3).acquire_single(space, model, data)(None)[1]
+    ei = MiniGPEI(width=ConfidenceWidth("constant", beta=1.3)).acquire_single(space, model, data)(
+        None
+    )[1]
     scale = 1.3 * np.sqrt(var)
     a = (mean.min() - mean) / scale
     improvement = scale * (a * norm.cdf(a) + norm.pdf(a))
@@ -71,15 +75,15 @@ def test_ucb_picks_the_lowest_bound_and_ei_the_largest_improvement() -> None:
 
 def test_theory_widths() -> None:
     space, data, model = setup(2)
-    state, _ = MiniGPUCB(width="theory", rkhs_norm=1.0, delta=0.5).acquire_single(
+    state, _ = MiniGPUCB(width=ConfidenceWidth("theory", rkhs_norm=1.0, delta=0.5)).acquire_single(
         space, model, data
     )(None)
-    rule = MiniGPUCB(width="theory", rkhs_norm=1.0, delta=0.5)
+    rule = MiniGPUCB(width=ConfidenceWidth("theory", rkhs_norm=1.0, delta=0.5))
     rule.acquire_single(space, model, data)(None)
     assert rule.last_statistics["beta"] == pytest.approx(
         1.0 + np.sqrt(model.information_gain() + np.log(2.0))
     )
-    ei = MiniGPEI(width="theory", delta=0.5)
+    ei = MiniGPEI(width=ConfidenceWidth("theory", delta=0.5))
     ei.acquire_single(space, model, data)(None)
     info, log_t = model.information_gain(), np.log(len(data) / 0.5)
     assert ei.last_statistics["beta"] == pytest.approx(
@@ -114,6 +118,19 @@ def test_works_over_nystrom_and_trieste_gpr_models() -> None:
         MiniGPUCB(width="theory").acquire_single(space, gpr, data)(None)
 
 
+def test_one_width_api_across_rule_families() -> None:
+    # every family takes a mode name or a ConfidenceWidth, and only its paper's modes
+    width = ConfidenceWidth("constant", beta=1.7)
+    assert MiniGPUCB(width=width).width == width and BBKB(width=width).width == width
+    assert MiniGPUCB(width="bayesian").width == ConfidenceWidth("bayesian", delta=0.5)
+    assert MiniGPEI(width="constant").width == ConfidenceWidth("constant", beta=1.0, delta=0.5)
+    for make, mode in ((BBKB, "bayesian"), (MiniGPEI, "bayesian"), (MiniGPUCB, "reference_code")):
+        with pytest.raises(ValueError, match=f"got '{mode}'"):
+            make(width=mode)
+    with pytest.raises(ValueError, match="unknown width mode"):
+        ConfidenceWidth("wide")  # type: ignore[arg-type]
+
+
 def test_box_search_space_and_errors() -> None:
     space = Box([0.0, 0.0], [1.0, 1.0])
     x = space.sample(15)
@@ -132,7 +149,7 @@ def test_box_search_space_and_errors() -> None:
 
 def test_state_counts_epochs_and_switches_through_ask_tell() -> None:
     space, data, model = setup(5)
-    rule = MiniGPUCB(1.2, width="constant", beta=1.0)
+    rule = MiniGPUCB(1.2, width=ConfidenceWidth("constant", beta=1.0))
     ask_tell = AskTellOptimizer(space, data, model, rule, fit_model=False)
     for _ in range(6):
         batch = ask_tell.ask()
@@ -147,7 +164,7 @@ def test_state_counts_epochs_and_switches_through_ask_tell() -> None:
 
 def test_ei_epoch_width_and_incumbent_live_in_the_state() -> None:
     space, data, model = setup(6)
-    rule = MiniGPEI(width="constant", beta=1.5)
+    rule = MiniGPEI(width=ConfidenceWidth("constant", beta=1.5))
     state, _ = rule.acquire_single(space, model, data)(None)
     expected = float(tf.reduce_min(model.predict(space.points)[0]))
     assert state.beta == 1.5 and state.incumbent == pytest.approx(expected, rel=1e-12)

@@ -166,19 +166,13 @@ def build(
         return model, rule
     if algorithm in ("mini-ucb", "mini-ei"):
         model = ReplicatedGPR(kernel, noise_variance, data, fit_hyperparameters=fit_hyperparameters)
+        epochs: dict[str, Any] = dict(
+            max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening
+        )
         if algorithm == "mini-ucb":
-            rule = MiniGPUCB(
-                2.0,
-                width="constant" if width.mode == "constant" else "theory",
-                beta=width.beta,
-                max_batch_size=max_batch_size,
-                budget=budget,
-                exclude_evaluated=screening,
-            )
+            rule = MiniGPUCB(2.0, width if width.mode == "constant" else "theory", **epochs)
         else:
-            rule = MiniGPEI(
-                2.0, max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening
-            )
+            rule = MiniGPEI(2.0, **epochs)
         return model, rule
     if algorithm == "random":
         return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)

@@ -16,6 +16,10 @@ select by the lower bound :math:`\tilde\mu - \tilde\alpha\tilde\sigma`).
   :math:`\mu - \beta\,\sigma_{\mathrm{Bayes}}` exactly like Trieste's
   ``NegativeLowerConfidenceBound(beta)``.
 
+The same :class:`ConfidenceWidth` configures the MINI-META rules, whose modes are their paper's
+(``"theory"``, ``"bayesian"``, ``"constant"``; see :mod:`.minimeta`): every rule family takes
+``width=`` as a mode name or a :class:`ConfidenceWidth`.
+
 The theory width over-explores heavily in practice; it is the default only
 because it carries the guarantees.
 """
@@ -26,14 +30,16 @@ import math
 from dataclasses import dataclass
 from typing import Literal, Optional
 
-WidthMode = Literal["theory", "reference_code", "constant"]
+WidthMode = Literal["theory", "reference_code", "constant", "bayesian"]
+MODES = ("theory", "reference_code", "constant", "bayesian")
 
 
 @dataclass(frozen=True)
 class ConfidenceWidth:
     """How the rule computes :math:`\\tilde\\alpha`.
 
-    :ivar mode: ``"theory"``, ``"reference_code"`` or ``"constant"``.
+    :ivar mode: ``"theory"``, ``"reference_code"``, ``"constant"`` or ``"bayesian"`` (each rule
+        accepts the modes of its paper).
     :ivar beta: The constant's :math:`\\beta` (Trieste units), for ``"constant"``.
     :ivar noise_std: :math:`\\xi`; default :math:`\\sqrt\\lambda` (the model's noise).
     :ivar rkhs_norm: :math:`F \\ge \\|f\\|_{\\mathcal H}`.
@@ -47,7 +53,7 @@ class ConfidenceWidth:
     delta: float = 0.1
 
     def __post_init__(self) -> None:
-        if self.mode not in ("theory", "reference_code", "constant"):
+        if self.mode not in MODES:
             raise ValueError(f"unknown width mode {self.mode!r}")
         if not 0 < self.delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {self.delta}")
@@ -89,3 +95,16 @@ class ConfidenceWidth:
             scaled = ratio_threshold * max(information, 0.0) + log_inv_delta
             return math.sqrt(noise) * self.rkhs_norm + xi * math.sqrt(scaled)
         return ratio_threshold * self.beta_value(information, noise, exact)
+
+
+def width_of(
+    width: WidthMode | ConfidenceWidth, modes: tuple[str, ...], **defaults: float
+) -> ConfidenceWidth:
+    """``width`` as a :class:`ConfidenceWidth` (a mode name takes the rule's ``defaults``).
+
+    :raise ValueError: If its mode is not one of the rule's ``modes``.
+    """
+    width = width if isinstance(width, ConfidenceWidth) else ConfidenceWidth(width, **defaults)
+    if width.mode not in modes:
+        raise ValueError(f"width must be one of {', '.join(modes)}, got {width.mode!r}")
+    return width

@@ -22,7 +22,7 @@ from trieste.space import DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
-from .confidence import ConfidenceWidth, WidthMode
+from .confidence import ConfidenceWidth, WidthMode, width_of
 from .protocols import InBatchPosteriorLike, SupportsHallucination
 from .stopping import StoppingRule
 from .summaries import write_scalars
@@ -83,7 +83,7 @@ class HallucinatedBatchRule(
         if pool_size < 1:
             raise ValueError(f"pool_size must be positive, got {pool_size}")
         self._stopping = stopping
-        self._width = width if isinstance(width, ConfidenceWidth) else ConfidenceWidth(width)
+        self._width = width_of(width, ("theory", "reference_code", "constant"))
         self._max_batch_size = max_batch_size
         self._pool_size = pool_size
         self._seed = seed

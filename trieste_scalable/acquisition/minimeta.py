@@ -17,6 +17,7 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 from trieste.data import Dataset
 
+from .confidence import ConfidenceWidth, WidthMode, width_of
 from .epochs import MAX_REPEATS, EpochRule, MiniMetaState, repeats
 from .protocols import SupportsInformationGain
 
@@ -36,10 +37,13 @@ class MiniGPUCB(EpochRule):
     """MINI-GP-UCB: the lower confidence bound :math:`\\mu - \\beta\\sigma` picks the candidate.
 
     :param ratio_threshold: :math:`C > 1` (default 2; the paper's experiments use 1.1-1.2).
-    :param width: ``"theory"`` (Thm. 4.4 with :math:`\\lambda = \\xi^2`:
-        :math:`\\beta = F + \\sqrt{\\log\\det(I + K_t/\\lambda) + \\log(1/\\delta)}`),
-        ``"bayesian"`` (Thm. 4.5: :math:`\\sqrt{2\\log(|A| (t+1)^2 \\pi^2/(6\\delta))}`) or
-        ``"constant"`` (``beta``, Trieste's ``NegativeLowerConfidenceBound`` convention).
+    :param width: A mode name or a
+        :class:`~trieste_scalable.acquisition.ConfidenceWidth` (a name takes
+        :math:`\\delta = 0.5`): ``"theory"`` (Thm. 4.4 with :math:`\\lambda = \\xi^2`:
+        :math:`\\beta = F + \\sqrt{\\log\\det(I + K_t/\\lambda) + \\log(1/\\delta)}`, with
+        :math:`F` its ``rkhs_norm``), ``"bayesian"`` (Thm. 4.5:
+        :math:`\\sqrt{2\\log(|A| (t+1)^2 \\pi^2/(6\\delta))}`) or ``"constant"`` (its ``beta``,
+        Trieste's ``NegativeLowerConfidenceBound`` convention).
     :param max_batch_size: Cap on :math:`B_h` (e.g. workers available); never more than
         :data:`MAX_REPEATS`.
     :param budget: Total evaluations this rule may request; the last epoch is cut to it.
@@ -53,10 +57,7 @@ class MiniGPUCB(EpochRule):
     def __init__(
         self,
         ratio_threshold: float = 2.0,
-        width: Literal["theory", "bayesian", "constant"] = "theory",
-        beta: float = 2.0,
-        rkhs_norm: float = 1.0,
-        delta: float = 0.5,
+        width: WidthMode | ConfidenceWidth = "theory",
         max_batch_size: Optional[int] = None,
         budget: Optional[int] = None,
         num_initial_samples: int = 1000,
@@ -65,20 +66,17 @@ class MiniGPUCB(EpochRule):
         super().__init__(
             ratio_threshold, max_batch_size, budget, num_initial_samples, exclude_evaluated
         )
-        if width not in ("theory", "bayesian", "constant"):
-            raise ValueError(f"width must be 'theory', 'bayesian' or 'constant', got {width!r}")
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {delta}")
-        self.width, self.beta, self.rkhs_norm, self.delta = width, beta, rkhs_norm, delta
+        self.width = width_of(width, ("theory", "bayesian", "constant"), delta=0.5)
 
     def _beta(self, model: Any, num_candidates: int, evaluations: int) -> float:
-        if self.width == "constant":
-            return self.beta
-        if self.width == "bayesian":
+        width = self.width
+        if width.mode == "constant":
+            return width.beta
+        if width.mode == "bayesian":
             size = max(num_candidates, 1)
             t = evaluations + 1  # the Bayesian width is undefined at t = 0
-            return math.sqrt(2 * math.log(size * t**2 * math.pi**2 / (6 * self.delta)))
-        return self.rkhs_norm + math.sqrt(_information(model) + math.log(1 / self.delta))
+            return math.sqrt(2 * math.log(size * t**2 * math.pi**2 / (6 * width.delta)))
+        return width.rkhs_norm + math.sqrt(_information(model) + math.log(1 / width.delta))
 
     def _scores(
         self, mean: tf.Tensor, variance: tf.Tensor, beta: float, incumbent: Optional[float]
@@ -86,7 +84,7 @@ class MiniGPUCB(EpochRule):
         return mean - beta * tf.sqrt(variance)
 
     def __repr__(self) -> str:
-        return f"MiniGPUCB(C={self.ratio_threshold}, width={self.width!r})"
+        return f"MiniGPUCB(C={self.ratio_threshold}, width={self.width.mode!r})"
 
 
 class MiniGPEI(EpochRule):
@@ -96,9 +94,11 @@ class MiniGPEI(EpochRule):
     .. math:: \\nu\\sigma\\,\\tau\\left(\\frac{\\eta - \\mu}{\\nu\\sigma}\\right), \\quad
         \\tau(a) = a\\Phi(a) + \\phi(a), \\quad \\eta = \\min_{x' \\in A} \\mu(x')
 
-    :param width: ``"theory"`` (Wang and de Freitas' :math:`\\nu_t = \\sqrt{L} + \\sqrt{L l + l}`
-        with :math:`L = \\log\\det(I + K_t/\\lambda)`, :math:`l = \\log(t/\\delta)`) or
-        ``"constant"`` (``beta``; 1 is plain EI).
+    :param width: A mode name (taking :math:`\\delta = 0.5`, ``beta = 1``) or a
+        :class:`~trieste_scalable.acquisition.ConfidenceWidth`: ``"theory"`` (Wang and de
+        Freitas' :math:`\\nu_t = \\sqrt{L} + \\sqrt{L l + l}` with
+        :math:`L = \\log\\det(I + K_t/\\lambda)`, :math:`l = \\log(t/\\delta)`) or
+        ``"constant"`` (its ``beta``; 1 is plain EI).
     :param incumbent: ``"candidates"`` (the paper: min of the mean over the candidate set) or
         ``"evaluated"`` (Wang and de Freitas: over evaluated points).
     :param max_batch_size: As for :class:`MiniGPUCB`.
@@ -111,9 +111,7 @@ class MiniGPEI(EpochRule):
     def __init__(
         self,
         ratio_threshold: float = 2.0,
-        width: Literal["theory", "constant"] = "theory",
-        beta: float = 1.0,
-        delta: float = 0.5,
+        width: WidthMode | ConfidenceWidth = "theory",
         incumbent: Literal["candidates", "evaluated"] = "candidates",
         max_batch_size: Optional[int] = None,
         budget: Optional[int] = None,
@@ -123,13 +121,10 @@ class MiniGPEI(EpochRule):
         super().__init__(
             ratio_threshold, max_batch_size, budget, num_initial_samples, exclude_evaluated
         )
-        if width not in ("theory", "constant"):
-            raise ValueError(f"width must be 'theory' or 'constant', got {width!r}")
         if incumbent not in ("candidates", "evaluated"):
             raise ValueError(f"incumbent must be 'candidates' or 'evaluated', got {incumbent!r}")
-        if not 0 < delta < 1:
-            raise ValueError(f"delta must be in (0, 1), got {delta}")
-        self.width, self.beta, self.delta, self.incumbent = width, beta, delta, incumbent
+        self.width = width_of(width, ("theory", "constant"), beta=1.0, delta=0.5)
+        self.incumbent = incumbent
 
     def _incumbent(
         self, model: Any, dataset: Optional[Dataset], candidate_mean: Optional[tf.Tensor]
@@ -142,10 +137,10 @@ class MiniGPEI(EpochRule):
         raise ValueError("MiniGPEI on a Box needs the dataset for its incumbent")
 
     def _beta(self, model: Any, num_candidates: int, evaluations: int) -> float:
-        if self.width == "constant":
-            return self.beta
+        if self.width.mode == "constant":
+            return self.width.beta
         info = _information(model)
-        log_t = math.log(max(evaluations, 1) / self.delta)
+        log_t = math.log(max(evaluations, 1) / self.width.delta)
         return math.sqrt(info) + math.sqrt(info * log_t + log_t)
 
     def _scores(
@@ -159,4 +154,4 @@ class MiniGPEI(EpochRule):
         return -improvement
 
     def __repr__(self) -> str:
-        return f"MiniGPEI(C={self.ratio_threshold}, width={self.width!r})"
+        return f"MiniGPEI(C={self.ratio_threshold}, width={self.width.mode!r})"
