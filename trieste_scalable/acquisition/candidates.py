@@ -51,36 +51,44 @@ def _check_dtypes(search_space: SearchSpace, model: Any, dataset: Optional[Datas
         raise TypeError(f"the search space, dataset and model must share one dtype; got {found}")
 
 
+def check_search_space(search_space: SearchSpace) -> None:
+    """:raise ValueError: Unless ``search_space`` is a ``DiscreteSearchSpace`` or a ``Box``, the
+    spaces every rule here supports."""
+    if not isinstance(search_space, (DiscreteSearchSpace, Box)):
+        raise ValueError(
+            f"this rule supports DiscreteSearchSpace and Box search spaces, got "
+            f"{type(search_space).__name__}"
+        )
+
+
 def candidate_points(
     search_space: SearchSpace,
     dataset: Optional[Dataset],
     pool_size: int,
     seed: int,
 ) -> tf.Tensor:
-    """The candidates a rule scores this step [N, D].
+    """The candidates a rule scores this step [N, D]: the rules' one strategy for a ``Box``.
 
     On a :class:`~trieste.space.DiscreteSearchSpace` every point is a candidate. On a
     :class:`~trieste.space.Box` a fresh uniform pool of ``pool_size`` points (drawn from
-    ``seed``) plus the unique evaluated points is used: a heuristic, since the papers'
-    guarantees are for finite candidate sets only.
+    ``seed``) plus the unique evaluated points ``dataset`` holds is used: a heuristic, since the
+    papers' guarantees are for finite candidate sets only. The hallucinating rules score the
+    pool; batch Thompson sampling starts each sample at the pool's best and refines it.
 
     :raise ValueError: For any other search space.
     """
+    check_search_space(search_space)
     if isinstance(search_space, DiscreteSearchSpace):
         return search_space.points
-    if isinstance(search_space, Box):
-        lower, upper = search_space.lower, search_space.upper
-        rng = np.random.default_rng(seed)
-        unit = rng.uniform(size=(pool_size, int(lower.shape[-1])))
-        pool = lower + tf.constant(unit, dtype=lower.dtype) * (upper - lower)
-        if dataset is not None and dataset.query_points.shape[0] > 0:
-            evaluated = np.unique(dataset.query_points.numpy(), axis=0)
-            pool = tf.concat([pool, tf.constant(evaluated, dtype=lower.dtype)], axis=0)
-        return pool
-    raise ValueError(
-        f"this rule supports DiscreteSearchSpace and Box search spaces, got "
-        f"{type(search_space).__name__}"
-    )
+    assert isinstance(search_space, Box)
+    lower, upper = search_space.lower, search_space.upper
+    rng = np.random.default_rng(seed)
+    unit = rng.uniform(size=(pool_size, int(lower.shape[-1])))
+    pool = lower + tf.constant(unit, dtype=lower.dtype) * (upper - lower)
+    if dataset is not None and dataset.query_points.shape[0] > 0:
+        evaluated = np.unique(dataset.query_points.numpy(), axis=0)
+        pool = tf.concat([pool, tf.constant(evaluated, dtype=lower.dtype)], axis=0)
+    return pool
 
 
 class EvaluatedCandidates:

@@ -27,7 +27,7 @@ from trieste.models.interfaces import ProbabilisticModel, SupportsGetObservation
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
-from .candidates import EvaluatedCandidates, objective_of
+from .candidates import EvaluatedCandidates, check_search_space, objective_of
 from .summaries import write_scalars
 
 
@@ -138,6 +138,7 @@ class EpochRule(
         models: Mapping[Tag, Any],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> State[Optional[MiniMetaState], TensorType]:
+        check_search_space(search_space)
         model, dataset = objective_of(models, datasets, search_space)
         for protocol in (ProbabilisticModel, SupportsGetObservationNoise):
             if not isinstance(model, protocol):
@@ -189,21 +190,16 @@ class EpochRule(
                     raise ValueError("every candidate has been evaluated: nothing is left to pick")
                 scores[done] = np.inf
             return tf.gather(search_space.points, [int(np.argmin(scores))]), beta, incumbent
-        if isinstance(search_space, Box):
-            # heuristic: the paper's guarantees assume a finite candidate set
-            beta = self._beta(model, 0, evaluated)
-            incumbent = self._incumbent(model, dataset, None)
-            optimizer = generate_continuous_optimizer(self._num_initial_samples)
+        assert isinstance(search_space, Box)  # heuristic: the paper assumes finite candidates
+        beta = self._beta(model, 0, evaluated)
+        incumbent = self._incumbent(model, dataset, None)
+        optimizer = generate_continuous_optimizer(self._num_initial_samples)
 
-            def acquisition(x: tf.Tensor) -> tf.Tensor:  # [N, 1, D] -> [N, 1], maximised
-                mean, variance = model.predict(x[:, 0, :])
-                return -self._scores(mean[:, 0], variance[:, 0], beta, incumbent)[:, None]
+        def acquisition(x: tf.Tensor) -> tf.Tensor:  # [N, 1, D] -> [N, 1], maximised
+            mean, variance = model.predict(x[:, 0, :])
+            return -self._scores(mean[:, 0], variance[:, 0], beta, incumbent)[:, None]
 
-            return optimizer(search_space, acquisition), beta, incumbent
-        raise ValueError(
-            f"{type(self).__name__} supports DiscreteSearchSpace and Box, got "
-            f"{type(search_space).__name__}"
-        )
+        return optimizer(search_space, acquisition), beta, incumbent
 
     def _log(self, state: MiniMetaState, count: int, dataset: Optional[Dataset]) -> None:
         unique = 0 if dataset is None else int(np.unique(dataset.query_points, axis=0).shape[0])

@@ -18,7 +18,12 @@ from trieste.types import State, Tag, TensorType
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
 from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
-from .candidates import EvaluatedCandidates, objective_of
+from .candidates import (
+    EvaluatedCandidates,
+    candidate_points,
+    check_search_space,
+    objective_of,
+)
 from .pathwise_source import PathwiseSource, pathwise_source
 from .summaries import write_scalars
 
@@ -124,11 +129,7 @@ class BatchThompsonSampling(
         models: Mapping[Tag, ProbabilisticModel],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> State[Optional[ThompsonState], TensorType]:
-        if not isinstance(search_space, (DiscreteSearchSpace, Box)):
-            raise ValueError(
-                "BatchThompsonSampling supports DiscreteSearchSpace and Box search spaces, got "
-                f"{type(search_space).__name__}"
-            )
+        check_search_space(search_space)
         model, dataset = objective_of(models, datasets, search_space)
 
         def state_func(state: Optional[ThompsonState]) -> tuple[ThompsonState, TensorType]:
@@ -201,10 +202,7 @@ class BatchThompsonSampling(
         weights: PathwiseWeights,
         seed: int,
     ) -> tf.Tensor:
-        lower, upper = space.lower, space.upper
-        size = self._pool_size or 500 * int(space.dimension)
-        unit = np.random.default_rng(seed).uniform(size=(size, int(space.dimension)))
-        pool = lower + tf.constant(unit, dtype=lower.dtype) * (upper - lower)
+        pool = candidate_points(space, None, self._pool_size or 500 * int(space.dimension), seed)
         candidates = PaddedCandidates.build(pool, scorer.chunk_size)
         excluded = tf.zeros_like(candidates.padding)
         _, index = scorer.lowest(candidates, excluded, draws, weights, 1)
