@@ -122,6 +122,12 @@ def _screen(args: argparse.Namespace) -> int:
     from .problems.screening import screening_problem, screening_regulariser
     from .session import run_session
 
+    try:
+        import rdkit  # noqa: F401
+    except ImportError:
+        raise CampaignError(
+            "screening needs RDKit: pip install 'trieste-scalable[molecules]'"
+        ) from None
     print(f"featurising {args.library} (cached after the first run)...")
     try:
         problem = screening_problem(

@@ -12,9 +12,13 @@ from .problems import DiscreteProblem
 from .problems.screening import ScreeningProblem
 
 
-def plot_summary(path: Path, problem: DiscreteProblem, result: CampaignResult, title: str) -> None:
-    """Best true value so far (and recall, for screening), batch size and model size."""
-    import matplotlib
+def plot_summary(path: Path, problem: DiscreteProblem, result: CampaignResult, title: str) -> bool:
+    """Best true value so far (and recall, for screening), batch size and model size; ``False``
+    (nothing written) without matplotlib, the ``plots`` extra."""
+    try:
+        import matplotlib
+    except ImportError:
+        return False
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -48,3 +52,4 @@ def plot_summary(path: Path, problem: DiscreteProblem, result: CampaignResult, t
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return True

@@ -150,7 +150,8 @@ def _run(
         rule_state=state,
     )
     title = f"{settings['algorithm']} on {problem.name}"
-    plot_summary(logdir / "summary.png", problem, result, title)
+    if not plot_summary(logdir / "summary.png", problem, result, title):
+        print("no summary.png: matplotlib is not installed (pip install 'trieste-scalable[plots]')")
     print(f"done in {time.perf_counter() - start:.1f}s: {result.num_evaluations} evaluations")
     return result
 

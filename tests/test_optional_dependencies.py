@@ -1,0 +1,56 @@
+"""The core runs without the optional extras (RDKit: ``[molecules]``, matplotlib: ``[plots]``):
+a fresh interpreter in which importing either fails runs a BBKB loop and the ``optimize``
+command (no summary.png, and says why), and ``screen`` fails with exit 1 naming the extra."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = r"""
+import sys
+
+class Block:  # importing rdkit or matplotlib fails, as when the extras are not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("rdkit", "matplotlib"):
+            raise ImportError(f"No module named {name!r} (blocked)")
+        return None
+
+sys.meta_path.insert(0, Block())
+import numpy as np
+import tensorflow as tf
+import trieste
+from trieste.data import Dataset
+from trieste.space import DiscreteSearchSpace
+from trieste_scalable.acquisition import BBKB
+from trieste_scalable.cli import main
+from trieste_scalable.models import build_nystrom_gpr
+
+points = tf.constant(np.random.default_rng(0).uniform(size=(200, 2)))
+space = DiscreteSearchSpace(points)
+observer = trieste.objectives.utils.mk_observer(lambda x: tf.reduce_sum(x**2, -1, keepdims=True))
+data = observer(points[:5])
+model = build_nystrom_gpr(data, space)
+result = trieste.bayesian_optimizer.BayesianOptimizer(observer, space).optimize(
+    3, data, model, BBKB(width="constant"), track_state=False
+)
+assert result.final_result.is_ok
+assert "rdkit" not in sys.modules and "matplotlib" not in sys.modules
+logdir = sys.argv[1]
+code = main(["optimize", "--budget", "12", "--quiet", "--logdir", logdir + "/opt"])
+assert code == 0, code
+code = main(["screen", "--budget", "5", "--quiet", "--logdir", logdir + "/screen"])
+assert code == 1, code
+print("core ran without the extras")
+"""
+
+
+def test_core_runs_without_rdkit_and_matplotlib(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "core ran without the extras" in done.stdout
+    assert "no summary.png: matplotlib is not installed" in done.stdout
+    assert "screening needs RDKit: pip install 'trieste-scalable[molecules]'" in done.stderr
+    assert (tmp_path / "opt" / "evaluations.csv").is_file()
+    assert not (tmp_path / "opt" / "summary.png").exists()
