@@ -293,3 +293,85 @@ def test_thompson_sampling_ours_and_triestes_run_on_it() -> None:
     ).acquire_single(space, model, data)
     assert ours.shape == (4, 2) and theirs.shape == (3, 2)
     assert np.all(space.contains(ours)) and np.all(space.contains(theirs))
+
+
+def test_fast_update_with_an_exact_dictionary_equals_gpr_on_the_extended_data() -> None:
+    data = replicated_dataset(0)
+    model = exact_model(data)
+    rng = np.random.default_rng(7)
+    extra = Dataset(tf.constant(rng.uniform(size=(4, 2))), tf.constant(rng.normal(size=(4, 1))))
+    gpr = reference_gpr(data + extra, se_kernel(), NOISE, model.prior_mean)
+    x = tf.constant(rng.uniform(size=(20, 2)))
+    mean, var = model.conditional_predict_f(x, extra)
+    ref_mean, ref_var = gpr.predict_f(x)
+    np.testing.assert_allclose(mean, ref_mean, rtol=1e-7)
+    np.testing.assert_allclose(var, ref_var, rtol=1e-6, atol=1e-12)
+    mean, cov = model.conditional_predict_joint(x, extra)
+    np.testing.assert_allclose(cov[0], gpr.predict_f(x, full_cov=True)[1][0], atol=1e-10)
+    _, var_y = model.conditional_predict_y(x, extra)
+    np.testing.assert_allclose(var_y, ref_var + NOISE, rtol=1e-6)
+    samples = model.conditional_predict_f_sample(x, extra, 3)
+    assert samples.shape == (3, 20, 1)
+    np.testing.assert_allclose(
+        model.predict(x)[0],
+        reference_gpr(data, se_kernel(), NOISE, model.prior_mean).predict_f(x)[0],
+        rtol=1e-7,
+    )  # the model itself is unchanged
+
+
+def test_fast_update_with_a_sparse_dictionary_equals_refactorising_with_that_dictionary() -> None:
+    data = replicated_dataset(1, num_unique=60)
+    model = NystromGPR(se_kernel(), NOISE, data, dictionary=RidgeLeverageSampler(1.0, seed=0))
+    rng = np.random.default_rng(2)
+    extras = [rng.uniform(size=(3, 2)) for _ in range(2)]
+    observed = [rng.normal(size=(3, 1)) for _ in range(2)]
+    batched = Dataset(tf.constant(np.stack(extras)), tf.constant(np.stack(observed)))
+    x = tf.constant(rng.uniform(size=(15, 2)))
+    mean, var = model.conditional_predict_f(x, batched)  # two fantasy sets at once
+    assert mean.shape == var.shape == (2, 15, 1)
+    centre = model.prior_mean - float(model._mean.numpy())  # the data are stored centred on it
+    for k in range(2):  # from scratch: the extended data factorised over the same dictionary
+        extended = Dataset(
+            tf.concat([data.query_points, extras[k]], 0),
+            tf.concat([data.observations, observed[k]], 0),
+        )
+        inputs, index = np.unique(extended.query_points.numpy(), axis=0, return_inverse=True)
+        counts = np.bincount(index.ravel()).astype(np.float64)
+        sums = np.bincount(index.ravel(), weights=extended.observations.numpy()[:, 0] - centre)
+        post, _ = dtc.build_posterior(
+            model.compiled,
+            model.dictionary,
+            int(model.dictionary.shape[0]),
+            tf.constant(inputs),
+            tf.constant(counts),
+            tf.constant(sums),
+            tf.constant(NOISE, tf.float64),
+            model._prior_mean(),
+            1e-10,
+        )
+        ref_mean, ref_s2 = model.compiled.marginals(post, x)
+        np.testing.assert_allclose(mean[k, :, 0], ref_mean + centre, rtol=1e-8)
+        np.testing.assert_allclose(var[k, :, 0], NOISE * ref_s2, rtol=1e-7)
+
+
+def test_triestes_fantasizer_runs_on_the_fast_updates_and_matches_gpr() -> None:
+    from trieste.acquisition import Fantasizer, NegativeLowerConfidenceBound
+    from trieste.acquisition.rule import EfficientGlobalOptimization
+    from trieste.models.gpflow import GaussianProcessRegression
+    from trieste.models.interfaces import FastUpdateModel
+    from trieste.space import DiscreteSearchSpace
+
+    data = replicated_dataset(2)
+    model = exact_model(data)
+    assert isinstance(model, FastUpdateModel)
+    space = DiscreteSearchSpace(tf.constant(np.random.default_rng(3).uniform(size=(200, 2))))
+    batches = []
+    for m in (
+        model,
+        GaussianProcessRegression(reference_gpr(data, se_kernel(), NOISE, model.prior_mean)),
+    ):
+        rule = EfficientGlobalOptimization(
+            Fantasizer(NegativeLowerConfidenceBound(2.0)), num_query_points=4
+        )
+        batches.append(rule.acquire_single(space, m, data).numpy())
+    np.testing.assert_array_equal(batches[0], batches[1])

@@ -334,7 +334,11 @@ class ReplicatedGPBase(
 
     @inherit_check_shapes
     def sample(self, query_points: tf.Tensor, num_samples: int) -> tf.Tensor:
-        mean, cov = self.predict_joint(query_points)  # [..., N, 1], [..., 1, N, N]
+        return self._sample_joint(*self.predict_joint(query_points), num_samples)
+
+    def _sample_joint(self, mean: tf.Tensor, cov: tf.Tensor, num_samples: int) -> tf.Tensor:
+        """Samples [..., S, N, 1] of the joint Gaussian ``mean`` [..., N, 1], ``cov``
+        [..., 1, N, N]."""
         chol, _ = jittered_cholesky(cov[..., 0, :, :], 1e-12)
         draws = tf.random.normal(
             tf.concat([tf.shape(mean)[:-2], [num_samples, tf.shape(mean)[-2]]], axis=0),

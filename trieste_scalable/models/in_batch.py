@@ -61,8 +61,10 @@ class InBatchPosterior:
         return self._ops.marginals(self._current, candidates)[1]
 
     def add(self, point: tf.Tensor) -> None:
-        """Hallucinate one selected point [1, D] (rank-one update of V, O(M^2))."""
-        self._current = dtc.hallucinate(self._ops, self._current, point, self._extend)
+        """Hallucinate one selected point [1, D] (rank-one update of V, O(M^2); no observation:
+        the variances do not depend on it)."""
+        condition = self._ops.condition_extending if self._extend else self._ops.condition
+        self._current = condition(self._current, point, tf.zeros([1], dtype=point.dtype))
 
     def local_terms(self, batch: tf.Tensor, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Sums over ``batch`` [B, D] of the squared full and projected batch-start covariances

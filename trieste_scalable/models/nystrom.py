@@ -10,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 from trieste import logging
 from trieste.data import Dataset
+from trieste.models.interfaces import FastUpdateModel
 
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
@@ -21,7 +22,7 @@ from .in_batch import InBatchPosterior
 from .inducing_view import WhitenedInducingView
 
 
-class NystromGPR(WhitenedInducingView, ReplicatedGPBase[dtc.DTCPosterior]):
+class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTCPosterior]):
     r"""GP regression with the DTC (Nystrom) posterior over a resampled dictionary (BKB/BBKB).
 
     The posterior (:mod:`trieste_scalable.numerics.dtc`, eqs. 1-3) conditions on every
@@ -34,6 +35,11 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase[dtc.DTCPosterior]):
     default ridge-leverage sampling with :math:`\bar q = 2`) from the variances of the batch that
     just ended (BBKB Algorithm 1, lines 11-15), then the posterior is refactorised.
     ``ExactDictionary()`` keeps every point and makes the model an exact GP (as GP-BUCB needs).
+
+    It is a Trieste ``FastUpdateModel``: predictions given additional (e.g. fantasized) data
+    update :math:`V` by rank-one updates, O(N m^2) for N additional points (the dictionary is
+    kept; an exact one takes the points in, so it stays exact), so Trieste's ``Fantasizer``
+    runs on it without copying and updating the model.
 
     ``optimize`` maximises Titsias' SGPR bound with the dictionary as inducing points over the
     trainable kernel parameters and the noise variance, unless ``fit_hyperparameters=False`` (the
@@ -206,6 +212,76 @@ class NystromGPR(WhitenedInducingView, ReplicatedGPBase[dtc.DTCPosterior]):
         *head, jitter = args
         noise = tf.convert_to_tensor(self._noise)
         return self.compiled.evidence(*head, noise, self._prior_mean(), jitter)
+
+    # ----------------------------------------------------------------- FastUpdateModel
+    def conditional_predict_f(
+        self, query_points: tf.Tensor, additional_data: Dataset
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Latent mean and variance [..., M, 1] at ``query_points`` [M, D] given also
+        ``additional_data`` ([..., N, D], [..., N, 1]; one posterior per leading index)."""
+        x = self._flatten(query_points)
+
+        def marginals(post: dtc.DTCPosterior) -> tuple[tf.Tensor, tf.Tensor]:
+            mean, s2 = chunked_map(lambda c: self.compiled.marginals(post, c), x, self._chunk_size)
+            return mean[:, None], post.noise * s2[:, None]
+
+        return self._conditional(additional_data, marginals)
+
+    def conditional_predict_joint(
+        self, query_points: tf.Tensor, additional_data: Dataset
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Latent mean [..., M, 1] and covariance [..., 1, M, M] of ``query_points`` [M, D] given
+        also ``additional_data`` ([..., N, D], [..., N, 1])."""
+        x = self._flatten(query_points)
+
+        def joint(post: dtc.DTCPosterior) -> tuple[tf.Tensor, tf.Tensor]:
+            mean = self.compiled.marginals(post, x)[0]
+            return mean[:, None], post.noise * self.compiled.covariance(post, x)[None]
+
+        return self._conditional(additional_data, joint)
+
+    def conditional_predict_f_sample(
+        self, query_points: tf.Tensor, additional_data: Dataset, num_samples: int
+    ) -> tf.Tensor:
+        """Samples [..., S, M, 1] at ``query_points`` [M, D] given also ``additional_data``."""
+        mean, cov = self.conditional_predict_joint(query_points, additional_data)
+        return self._sample_joint(mean, cov, num_samples)
+
+    def conditional_predict_y(
+        self, query_points: tf.Tensor, additional_data: Dataset
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """As :meth:`conditional_predict_f`, with the noise variance added."""
+        mean, var = self.conditional_predict_f(query_points, additional_data)
+        return mean, var + self.get_observation_noise()
+
+    def _conditional(
+        self,
+        additional: Dataset,
+        predict: Callable[[dtc.DTCPosterior], tuple[tf.Tensor, tf.Tensor]],
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """``predict`` (mean, second moment; centred) under the posterior conditioned on each
+        leading index of ``additional`` (graph-safe: Trieste calls this inside ``map_fn``)."""
+        post = self._require_posterior()
+        condition = (
+            self.compiled.condition_extending if self._policy.exact else self.compiled.condition
+        )
+        x = self._check_points(additional.query_points)
+        y = tf.convert_to_tensor(additional.observations, dtype=self._dtype)
+        tf.debugging.assert_all_finite(y, "additional observations must be finite")
+        points = tf.reshape(x, tf.concat([[-1], tf.shape(x)[-2:]], axis=0))  # [F, K, D]
+        residuals = tf.reshape(y, [tf.shape(points)[0], -1]) - self._centre_tensor() - post.mean
+
+        def one(args: tuple[tf.Tensor, tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
+            mean, second = predict(condition(post, *args))
+            return mean + self._centre_tensor(), second
+
+        spec = tf.TensorSpec(None, self._dtype)
+        mean, second = tf.map_fn(one, (points, residuals), fn_output_signature=(spec, spec))
+        leading = tf.shape(x)[:-2]
+        return (
+            tf.reshape(mean, tf.concat([leading, tf.shape(mean)[1:]], axis=0)),
+            tf.reshape(second, tf.concat([leading, tf.shape(second)[1:]], axis=0)),
+        )
 
     def _repr_extra(self) -> str:
         return f"dictionary={self._policy!r}, "

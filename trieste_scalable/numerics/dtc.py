@@ -17,6 +17,7 @@ Bayesian (Trieste) latent variance is :math:`\lambda \tilde\sigma^2`.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import tensorflow as tf
@@ -25,7 +26,7 @@ from check_shapes import check_shapes
 from .compile import compiler, specs
 from .embedding import Kernel, embed, factor_data
 from .evidence import CompiledEvidence
-from .linalg import cholesky_rank_one_updates, jittered_cholesky, pad_rows
+from .linalg import cholesky_rank_one_update, jittered_cholesky, pad_rows
 
 
 class DTCPosterior(NamedTuple):
@@ -124,73 +125,68 @@ def data_factor(kernel: Kernel, *args: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]
     return factor.chol_v, factor.weights
 
 
-def hallucinate(
-    ops: CompiledDTC, posterior: DTCPosterior, x: tf.Tensor, extend: bool
+def condition(
+    kernel: Kernel,
+    posterior: DTCPosterior,
+    x: tf.Tensor,
+    residuals: tf.Tensor,
+    extend: bool = False,
 ) -> DTCPosterior:
-    """The in-batch posterior with one more pending point ``x`` [1, D] (eager wrapper, O(M^2)).
+    """The posterior given more evaluations at ``x`` [K, D] (graph-safe, O(K M^2)), e.g. the
+    pending points of a batch or fantasized data: :math:`V' = V + \\sum_k z_k z_k^T` by rank-one
+    updates, :math:`b' = V w + \\sum_k z_k r_k` and :math:`w' = V'^{-1} b'` (eqs. 1-3 on the
+    extended data), with ``residuals`` [K] the new observations less :math:`c`, centred as the
+    model's data are (the variances do not depend on them: hallucinated points need none).
 
-    Only :math:`V` changes (rank-one, independent of feedback; the weights, and so the mean,
-    stay those of the batch start). With ``extend=True`` the point also joins the dictionary,
-    which keeps the posterior exact when the dictionary already holds every evaluated point
-    (GP-BUCB): a new dictionary point adds a coordinate in which every earlier row is zero, so
-    :math:`V` just gains a :math:`\\lambda` diagonal entry (that padding already holds) before
-    the rank-one update.
+    With ``extend`` each point also joins the dictionary, which keeps the posterior exact when
+    the dictionary already holds every evaluated point (GP-BUCB): a new dictionary point adds a
+    coordinate in which every earlier row is zero, so :math:`V` just gains a :math:`\\lambda`
+    diagonal entry (the padding added for it) before its rank-one update. A point that adds no
+    direction (a repeat, to rounding) leaves its slot as padding.
     """
     p = posterior
-    if extend:
-        size = p.size
-        if size >= p.capacity:
-            p = _grow(p, 2 * p.capacity)
-        new_row, extended = ops.extension_row(x, p.inducing, p.mask, p.chol_kss, tf.constant(size))
-        if bool(extended):
-            p = p._replace(
-                chol_kss=tf.tensor_scatter_nd_update(p.chol_kss, [[size]], new_row[None, :]),
-                inducing=tf.tensor_scatter_nd_update(p.inducing, [[size]], x),
-                mask=tf.tensor_scatter_nd_update(p.mask, [[size]], tf.ones([1], dtype=x.dtype)),
-            )
-    return p._replace(chol_v=ops.rank_one(p.chol_v, ops.embed(x, p.inducing, p.mask, p.chol_kss)))
+    old = tf.linalg.matvec(p.chol_v, tf.linalg.matvec(p.chol_v, p.weights, transpose_a=True))
+    num = tf.shape(x)[0]
+    if extend:  # a padding slot for every point (padding changes no value)
+        extra = tf.concat([tf.zeros_like(p.mask), tf.ones([num], dtype=x.dtype)], axis=0)
+        square = [[0, num], [0, num]]
+        p = p._replace(
+            inducing=tf.pad(p.inducing, [[0, num], [0, 0]]),
+            mask=tf.pad(p.mask, [[0, num]]),
+            chol_kss=tf.pad(p.chol_kss, square) + tf.linalg.diag(extra),
+            chol_v=tf.pad(p.chol_v, square) + tf.sqrt(p.noise) * tf.linalg.diag(extra),
+        )
+
+    def add(k: tf.Tensor, q: DTCPosterior) -> tuple[tf.Tensor, DTCPosterior]:
+        point = x[k : k + 1]
+        if extend:
+            q = _join(kernel, q, point)
+        z = embed(kernel, point, q.inducing, q.mask, q.chol_kss)[0]
+        return k + 1, q._replace(chol_v=cholesky_rank_one_update(q.chol_v, z))
+
+    _, p = tf.while_loop(lambda k, _: k < num, add, [tf.constant(0), p])
+    z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)  # [K, M']
+    old = tf.pad(old, [[0, tf.shape(z)[1] - tf.shape(old)[0]]])
+    projected = old + tf.linalg.matvec(z, residuals, transpose_a=True)
+    return p._replace(weights=tf.linalg.cholesky_solve(p.chol_v, projected[:, None])[:, 0])
 
 
-def extension_row(
-    kernel: Kernel,
-    x: tf.Tensor,
-    inducing: tf.Tensor,
-    mask: tf.Tensor,
-    chol_kss: tf.Tensor,
-    slot: tf.Tensor,
-) -> tuple[tf.Tensor, tf.Tensor]:
-    """Row ``slot`` of the extended :math:`L_S` for a new dictionary point ``x`` [1, D].
-
-    Returns the row and whether ``x`` adds a direction (it does not if it lies, to rounding, in
-    the span of the dictionary, e.g. a repeat).
-    """
-    z = embed(kernel, x, inducing, mask, chol_kss)[0]  # [M]
+def _join(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> DTCPosterior:
+    """The dictionary with ``x`` [1, D] in its first padding slot, if it adds a direction:
+    the slot's row of :math:`L_S` becomes :math:`(z(x), \\sqrt{k(x, x) - \\|z(x)\\|^2})`."""
+    p = posterior
+    slot = tf.cast(tf.reduce_sum(p.mask), tf.int32)
+    z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)[0]  # [M]
     prior = kernel(x, full_cov=False)[0]
     schur = prior - tf.reduce_sum(z**2)
-    extended = schur > 1e-10 * prior
-    one_hot = tf.one_hot(slot, tf.shape(z)[0], dtype=z.dtype)
-    return z + one_hot * tf.sqrt(tf.maximum(schur, 0.0)), extended
-
-
-def _grow(posterior: DTCPosterior, capacity: int) -> DTCPosterior:
-    """Re-pad a posterior to a larger capacity (padding keeps every value unchanged)."""
-    p = posterior
-    extra = capacity - p.capacity
-    eye = tf.eye(extra, dtype=p.chol_v.dtype)
-    return p._replace(
-        inducing=pad_rows(p.inducing, capacity),
-        mask=pad_rows(p.mask, capacity),
-        chol_kss=_block_diag(p.chol_kss, eye),
-        chol_v=_block_diag(p.chol_v, tf.sqrt(p.noise) * eye),
-        weights=pad_rows(p.weights, capacity),
+    row = z + tf.one_hot(slot, tf.shape(z)[0], dtype=z.dtype) * tf.sqrt(tf.maximum(schur, 0.0))
+    joined = p._replace(
+        chol_kss=tf.tensor_scatter_nd_update(p.chol_kss, [[slot]], row[None, :]),
+        inducing=tf.tensor_scatter_nd_update(p.inducing, [[slot]], x),
+        mask=tf.tensor_scatter_nd_update(p.mask, [[slot]], tf.ones([1], dtype=x.dtype)),
     )
-
-
-def _block_diag(top: tf.Tensor, bottom: tf.Tensor) -> tf.Tensor:
-    n, m = int(top.shape[0]), int(bottom.shape[0])
-    upper = tf.concat([top, tf.zeros([n, m], dtype=top.dtype)], axis=1)
-    lower = tf.concat([tf.zeros([m, n], dtype=top.dtype), bottom], axis=1)
-    return tf.concat([upper, lower], axis=0)
+    extends = schur > 1e-10 * prior
+    return DTCPosterior(*(tf.where(extends, new, old) for new, old in zip(joined, p)))
 
 
 def prior_posterior(
@@ -251,14 +247,13 @@ class CompiledDTC(CompiledEvidence):
         posterior = DTCPosterior(matrix, vector, matrix, matrix, vector, scalar, scalar)
         super().__init__(kernel, dtype)
         compile_ = compiler(kernel)
-        self.embed = compile_(embed, matrix, matrix, vector, matrix)
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
         self.local_terms = compile_(local_terms, posterior, matrix, matrix)
         self.data_factor = compile_(
             data_factor, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
         )
-        self.extension_row = compile_(
-            extension_row, matrix, matrix, vector, matrix, tf.TensorSpec([], tf.int32)
+        self.condition = compile_(condition, posterior, matrix, vector)
+        self.condition_extending = compile_(
+            partial(condition, extend=True), posterior, matrix, vector
         )
-        self.rank_one = tf.function(cholesky_rank_one_updates, input_signature=[matrix, matrix])

@@ -107,27 +107,6 @@ def cholesky_rank_one_update(
     return chol * diag[None, :] + tail * q[None, :]
 
 
-@check_shapes(
-    "chol: [M, M]",
-    "vectors: [K, M]",
-    "return: [M, M]",
-)
-def cholesky_rank_one_updates(chol: tf.Tensor, vectors: tf.Tensor) -> tf.Tensor:
-    """Cholesky factor of ``chol @ chol^T + sum_k v_k v_k^T``, one rank-one update per row.
-
-    This is the single posterior-update mechanism of the package: BBKB's in-batch hallucination,
-    GP-BUCB's product rule and MINI-META's epoch update all call it. Each update is O(M^2)
-    (:func:`cholesky_rank_one_update`); it is preferred to Sherman-Morrison, which loses accuracy
-    when the noise variance is small (it loses
-    accuracy at a noise variance of 1e-4).
-
-    :param chol: Lower Cholesky factor [M, M].
-    :param vectors: Update vectors [K, M].
-    :return: Updated lower Cholesky factor [M, M].
-    """
-    return tf.foldl(lambda factor, v: cholesky_rank_one_update(factor, v), vectors, chol)
-
-
 def chunked_map(
     fn: Callable[[tf.Tensor], Sequence[tf.Tensor] | tf.Tensor],
     points: tf.Tensor,
@@ -148,8 +127,8 @@ def chunked_map(
     """
     if chunk_size <= 0:
         raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-    num_points = int(points.shape[0])
-    if num_points == 0:
+    num_points = points.shape[0]
+    if not num_points:  # none, or a dynamic number inside a graph: one call
         outputs = fn(points)
         return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     pieces: list[list[tf.Tensor]] = []
