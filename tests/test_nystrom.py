@@ -98,8 +98,7 @@ def test_evidence_equals_gpflow_sgpr_elbo_on_duplicated_data() -> None:
         se_kernel(), NOISE, data, dictionary=RidgeLeverageSampler(0.05, seed=1), jitter=1e-6
     )
     x_np, y_np = data.query_points.numpy(), data.observations.numpy()
-    args = model._evidence_arguments()
-    jitter = float(args[-1])
+    jitter = model._evidence_jitter()
     sgpr = gpflow.models.SGPR(
         (x_np, y_np),
         se_kernel(),
@@ -109,15 +108,15 @@ def test_evidence_equals_gpflow_sgpr_elbo_on_duplicated_data() -> None:
     )
     with gpflow.config.as_context(gpflow.config.Config(jitter=jitter)):
         expected = sgpr.elbo()
-    np.testing.assert_allclose(model._evidence(*args), expected, rtol=1e-9)
+    np.testing.assert_allclose(model._sparse_objective()(), expected, rtol=1e-9)
 
 
 def test_optimize_increases_evidence_and_refreshes_posterior() -> None:
     data = replicated_dataset(6, num_unique=50)
     model = NystromGPR(se_kernel(lengthscale=2.0), 1.0, data, dictionary=ExactDictionary())
-    before = float(model._evidence(*model._evidence_arguments()))
+    before = float(model._sparse_objective()())
     model.optimize(data)
-    after = float(model._evidence(*model._evidence_arguments()))
+    after = float(model._sparse_objective()())
     assert after > before + 1.0
     gpr = reference_gpr(
         data, model.get_kernel(), float(model.get_observation_noise()), model.prior_mean
@@ -133,15 +132,17 @@ def test_fixed_hyperparameters_are_not_fitted() -> None:
     assert float(model.get_kernel().lengthscales.numpy()) == pytest.approx(0.3)
 
 
-def test_empty_dictionary_is_the_prior() -> None:
-    model = exact_model(replicated_dataset(0))
-    posterior = dtc.prior_posterior(
-        2, 1, tf.constant(NOISE, tf.float64), tf.constant(0.7, tf.float64)
-    )
-    x = tf.constant(np.random.default_rng(1).uniform(size=(4, 2)))
-    mean, var = model._marginals(posterior, x)
-    np.testing.assert_allclose(var, 1.0 / NOISE)  # k(x, x)/lambda
-    np.testing.assert_allclose(mean, 0.7)
+def test_first_dictionary_is_sampled_from_the_prior_variance() -> None:
+    # before any posterior, the batch-start variances are the prior's: k(x, x)/lambda
+    seen = []
+
+    class Recording(RidgeLeverageSampler):
+        def select(self, counts, variances):  # type: ignore[no-untyped-def]
+            seen.append(variances)
+            return super().select(counts, variances)
+
+    NystromGPR(se_kernel(variance=2.0), NOISE, replicated_dataset(0), dictionary=Recording(2.0))
+    np.testing.assert_allclose(seen[0], 2.0 / NOISE)
 
 
 def test_sampled_dictionary_is_never_empty() -> None:

@@ -294,14 +294,32 @@ class ReplicatedGPBase(
         """The exact log likelihood of every evaluation (``replicated.log_marginal_likelihood``
         compiled for this model's kernel), reading the noise and the mean live."""
         data = self._require_data()
-        args = (
+        args = (*self._data_tensors()[:2], tf.constant(data.means))
+        ssw = tf.constant(data.within_sum_squares, dtype=self._dtype)
+        return lambda: self.compiled.exact_evidence(
+            *args, ssw, self.get_observation_noise(), self._prior_mean()
+        )
+
+    def _sgpr_objective(
+        self, inducing: tf.Tensor, mask: tf.Tensor, jitter: float
+    ) -> Callable[[], tf.Tensor]:
+        """Titsias' bound with the padded ``inducing`` points [M, D] and ``mask`` [M]
+        (``evidence.sgpr_evidence`` compiled for this model's kernel; absolute ``jitter`` on
+        :math:`K_S`), reading the noise and the mean live."""
+        args = (inducing, mask, *self._data_tensors())
+        jitter_tensor = tf.constant(jitter, dtype=self._dtype)
+        return lambda: self.compiled.evidence(
+            *args, self.get_observation_noise(), self._prior_mean(), jitter_tensor
+        )
+
+    def _data_tensors(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+        """Unique inputs [n, D], counts [n], sums [n] and the total sum of squares []."""
+        data = self._require_data()
+        return (
             tf.constant(data.inputs),
             tf.constant(data.counts),
-            tf.constant(data.means),
-            tf.constant(data.within_sum_squares, dtype=self._dtype),
-        )
-        return lambda: self.compiled.exact_evidence(
-            *args, self.get_observation_noise(), self._prior_mean()
+            tf.constant(data.sums),
+            tf.constant(data.sum_squares, dtype=self._dtype),
         )
 
     def _hyperparameters(self) -> list[gpflow.Parameter]:

@@ -125,10 +125,11 @@ class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTC
         (BBKB Algorithm 1, lines 11-15, counting that batch first, so points first picked in it
         can enter the dictionary), then refactorise."""
         start = time.perf_counter()
-        previous = self._posterior or dtc.prior_posterior(
-            data.inputs.shape[1], 1, tf.convert_to_tensor(self._noise), self._prior_mean()
-        )
-        batch_start = self._marginals(previous, tf.constant(data.inputs))[1].numpy()
+        x = tf.constant(data.inputs)
+        if self._posterior is None:  # the prior's (eq. 3 with an empty dictionary)
+            batch_start = (self._kernel(x, full_cov=False) / self._noise).numpy()
+        else:
+            batch_start = self._marginals(self._posterior, x)[1].numpy()
         index = np.sort(self._policy.select(data.counts, batch_start))
         posterior, used = self._factorise(data, index)
         self._data, self._dictionary_index = data, index
@@ -140,8 +141,8 @@ class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTC
         self._posterior, self._used_jitter = self._factorise(data, self._dictionary_index)
 
     def _sparse_objective(self) -> Callable[[], tf.Tensor]:
-        args = self._evidence_arguments()
-        return lambda: self._evidence(*args)
+        post = self._require_posterior()
+        return self._sgpr_objective(post.inducing, post.mask, self._evidence_jitter())
 
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         post = self._require_posterior()
@@ -191,27 +192,12 @@ class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTC
         )
         return mean, var
 
-    def _evidence_arguments(self) -> tuple[tf.Tensor, ...]:
-        data, post = self._data, self._require_posterior()
-        assert data is not None
-        scale = float(
-            np.mean(self._kernel(tf.constant(data.inputs[self._dictionary_index]), full_cov=False))
-        )
-        return (
-            post.inducing,
-            post.mask,
-            tf.constant(data.inputs),
-            tf.constant(data.counts),
-            tf.constant(data.sums),
-            tf.constant(data.sum_squares, dtype=self._dtype),
-            tf.constant(max(self._used_jitter, 1e-8) * scale, dtype=self._dtype),
-        )
-
-    def _evidence(self, *args: tf.Tensor) -> tf.Tensor:
-        """SGPR bound; ``args`` from :meth:`_evidence_arguments` (noise and mean read live)."""
-        *head, jitter = args
-        noise = tf.convert_to_tensor(self._noise)
-        return self.compiled.evidence(*head, noise, self._prior_mean(), jitter)
+    def _evidence_jitter(self) -> float:
+        """Absolute jitter on :math:`K_S` in the bound: the relative one the factorisation
+        needed (at least 1e-8) times the dictionary's mean prior variance."""
+        dictionary = tf.constant(self._require_data().inputs[self._dictionary_index])
+        scale = float(np.mean(self._kernel(dictionary, full_cov=False)))
+        return max(self._used_jitter, 1e-8) * scale
 
     # ----------------------------------------------------------------- FastUpdateModel
     def conditional_predict_f(

@@ -192,21 +192,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
         self._absolute_jitter, self._q_is_optimal = float(jitter), True
 
     def _sparse_objective(self) -> Callable[[], tf.Tensor]:
-        data = self._require_data()
-        padded, mask = self._padded_inducing()
-        args = (
-            padded,
-            mask,
-            tf.constant(data.inputs),
-            tf.constant(data.counts),
-            tf.constant(data.sums),
-            tf.constant(data.sum_squares, dtype=self._dtype),
-        )
-        jitter = tf.constant(self._absolute_jitter, dtype=self._dtype)
-        noise = self._noise
-        return lambda: self.compiled.evidence(
-            *args, tf.convert_to_tensor(noise), self._prior_mean(), jitter
-        )
+        return self._sgpr_objective(*self._padded_inducing(), self._absolute_jitter)
 
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         mean, var = self.compiled.marginals(self.posterior, x)

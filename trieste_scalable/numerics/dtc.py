@@ -111,18 +111,9 @@ def build_posterior(
     inducing = pad_rows(dictionary, capacity)
     mask = pad_rows(tf.ones([size], dtype=dictionary.dtype), capacity)
     chol_kss, used_jitter = jittered_cholesky(ops.masked_gram(inducing, mask), jitter)
-    chol_v, weights = ops.data_factor(
-        unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean
-    )
-    posterior = DTCPosterior(inducing, mask, chol_kss, chol_v, weights, noise, mean)
+    factor = ops.factor_data(unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean)
+    posterior = DTCPosterior(inducing, mask, chol_kss, factor.chol_v, factor.weights, noise, mean)
     return posterior, used_jitter
-
-
-def data_factor(kernel: Kernel, *args: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-    """Cholesky of :math:`V` and :math:`w`: :func:`.embedding.factor_data` (same arguments)
-    without the intermediates the posterior does not keep."""
-    factor = factor_data(kernel, *args)
-    return factor.chol_v, factor.weights
 
 
 def condition(
@@ -189,24 +180,6 @@ def _join(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> DTCPosterior
     return DTCPosterior(*(tf.where(extends, new, old) for new, old in zip(joined, p)))
 
 
-def prior_posterior(
-    input_dim: int, capacity: int, noise: tf.Tensor, mean: tf.Tensor
-) -> DTCPosterior:
-    """The posterior of an empty dictionary: :math:`\\tilde\\mu = c`, :math:`\\tilde\\sigma^2 =
-    k(x, x)/\\lambda`, in the padded layout."""
-    dtype = noise.dtype
-    eye = tf.eye(capacity, dtype=dtype)
-    return DTCPosterior(
-        inducing=tf.zeros([capacity, input_dim], dtype=dtype),
-        mask=tf.zeros([capacity], dtype=dtype),
-        chol_kss=eye,
-        chol_v=tf.sqrt(noise) * eye,
-        weights=tf.zeros([capacity], dtype=dtype),
-        noise=noise,
-        mean=mean,
-    )
-
-
 @check_shapes("batch: [B, D]", "x: [N, D]", "return[0]: [N]", "return[1]: [N]")
 def local_terms(
     kernel: Kernel, posterior: DTCPosterior, batch: tf.Tensor, x: tf.Tensor
@@ -250,8 +223,8 @@ class CompiledDTC(CompiledEvidence):
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
         self.local_terms = compile_(local_terms, posterior, matrix, matrix)
-        self.data_factor = compile_(
-            data_factor, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
+        self.factor_data = compile_(
+            factor_data, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
         )
         self.condition = compile_(condition, posterior, matrix, vector)
         self.condition_extending = compile_(
