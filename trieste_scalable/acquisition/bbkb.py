@@ -71,14 +71,9 @@ class BBKB(HallucinatedBatchRule):
         else:
             raise ValueError(f"stopping must be 'global' or 'global_local', got {stopping!r}")
         self.stopping = stopping
+        self._repr_extra = f"stopping={stopping!r}, "
         super().__init__(
             rule, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"BBKB(stopping={self.stopping!r}, ratio_threshold={self._stopping.ratio_threshold}, "
-            f"width={self._width!r}, max_batch_size={self._max_batch_size})"
         )
 
 
@@ -99,9 +94,6 @@ class BKB(BBKB):
         super().__init__(
             "global", 1.0, width, None, pool_size, seed=seed, exclude_evaluated=exclude_evaluated
         )
-
-    def __repr__(self) -> str:
-        return f"BKB(width={self._width!r})"
 
 
 class GPBUCB(HallucinatedBatchRule):
@@ -135,9 +127,3 @@ class GPBUCB(HallucinatedBatchRule):
             raise ValueError(
                 "GPBUCB needs an exact GP: build NystromGPR with dictionary=ExactDictionary()"
             )
-
-    def __repr__(self) -> str:
-        return (
-            f"GPBUCB(ratio_threshold={self._stopping.ratio_threshold}, width={self._width!r}, "
-            f"max_batch_size={self._max_batch_size})"
-        )

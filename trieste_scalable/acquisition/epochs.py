@@ -28,6 +28,7 @@ from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
 from .candidates import EvaluatedCandidates, check_search_space, objective_of
+from .confidence import ConfidenceWidth
 from .summaries import write_scalars
 
 
@@ -87,20 +88,25 @@ class EpochRule(
 
     :param ratio_threshold: :math:`C > 1`: an epoch shrinks its candidate's standard deviation
         by the factor :math:`C`.
-    :param max_batch_size: Cap on :math:`B_h`.
-    :param budget: Total evaluations the rule may request.
+    :param max_batch_size: Cap on :math:`B_h` (e.g. workers available); never more than
+        :data:`MAX_REPEATS`.
+    :param budget: Total evaluations the rule may request; the last epoch is cut to it.
     :param num_initial_samples: Initial samples of the optimizer on a ``Box``.
-    :param exclude_evaluated: Never pick an evaluated candidate, and evaluate each pick once.
+    :param exclude_evaluated: Never pick an evaluated candidate of a ``DiscreteSearchSpace``,
+        and evaluate each pick once (no repeats): for noise-free oracles, where a repeat teaches
+        nothing. Leave it off under noise, where the repeats are the point of MINI-META.
     """
 
     _name = "mini"
+    width: ConfidenceWidth
 
     def __init__(
         self,
-        ratio_threshold: float,
-        max_batch_size: Optional[int],
-        budget: Optional[int],
-        num_initial_samples: int,
+        ratio_threshold: float = 2.0,
+        *,
+        max_batch_size: Optional[int] = None,
+        budget: Optional[int] = None,
+        num_initial_samples: int = 1000,
         exclude_evaluated: bool = False,
     ):
         if not ratio_threshold > 1.0:
@@ -114,6 +120,9 @@ class EpochRule(
         self._num_initial_samples = num_initial_samples
         self._exclude_evaluated = exclude_evaluated
         self._evaluated = EvaluatedCandidates()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(C={self.ratio_threshold}, width={self.width.mode!r})"
 
     def _scores(
         self, mean: tf.Tensor, variance: tf.Tensor, beta: float, incumbent: Optional[float]

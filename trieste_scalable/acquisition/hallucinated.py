@@ -67,6 +67,7 @@ class HallucinatedBatchRule(
     """
 
     _name = "ucb"
+    _repr_extra = ""
 
     def __init__(
         self,
@@ -90,6 +91,13 @@ class HallucinatedBatchRule(
         self._allow_repeats = allow_repeats and not exclude_evaluated
         self._exclude_evaluated = exclude_evaluated
         self._evaluated = EvaluatedCandidates()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self._repr_extra}ratio_threshold="
+            f"{self._stopping.ratio_threshold}, width={self._width!r}, "
+            f"max_batch_size={self._max_batch_size})"
+        )
 
     @property
     def width(self) -> ConfidenceWidth:

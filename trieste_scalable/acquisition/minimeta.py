@@ -44,12 +44,8 @@ class MiniGPUCB(EpochRule):
         :math:`F` its ``rkhs_norm``), ``"bayesian"`` (Thm. 4.5:
         :math:`\\sqrt{2\\log(|A| (t+1)^2 \\pi^2/(6\\delta))}`) or ``"constant"`` (its ``beta``,
         Trieste's ``NegativeLowerConfidenceBound`` convention).
-    :param max_batch_size: Cap on :math:`B_h` (e.g. workers available); never more than
-        :data:`MAX_REPEATS`.
-    :param budget: Total evaluations this rule may request; the last epoch is cut to it.
-    :param exclude_evaluated: Never pick an evaluated candidate of a ``DiscreteSearchSpace``,
-        and evaluate each pick once (no repeats): for noise-free oracles, where a repeat teaches
-        nothing. Leave it off under noise, where the repeats are the point of MINI-META.
+    :param options: ``max_batch_size``, ``budget``, ``num_initial_samples`` and
+        ``exclude_evaluated`` of :class:`~trieste_scalable.acquisition.EpochRule`.
     """
 
     _name = "mini_gp_ucb"
@@ -58,14 +54,9 @@ class MiniGPUCB(EpochRule):
         self,
         ratio_threshold: float = 2.0,
         width: WidthMode | ConfidenceWidth = "theory",
-        max_batch_size: Optional[int] = None,
-        budget: Optional[int] = None,
-        num_initial_samples: int = 1000,
-        exclude_evaluated: bool = False,
+        **options: Any,
     ):
-        super().__init__(
-            ratio_threshold, max_batch_size, budget, num_initial_samples, exclude_evaluated
-        )
+        super().__init__(ratio_threshold, **options)
         self.width = width_of(width, ("theory", "bayesian", "constant"), delta=0.5)
 
     def _beta(self, model: Any, num_candidates: int, evaluations: int) -> float:
@@ -83,8 +74,6 @@ class MiniGPUCB(EpochRule):
     ) -> tf.Tensor:
         return mean - beta * tf.sqrt(variance)
 
-    def __repr__(self) -> str:
-        return f"MiniGPUCB(C={self.ratio_threshold}, width={self.width.mode!r})"
 
 
 class MiniGPEI(EpochRule):
@@ -101,9 +90,7 @@ class MiniGPEI(EpochRule):
         ``"constant"`` (its ``beta``; 1 is plain EI).
     :param incumbent: ``"candidates"`` (the paper: min of the mean over the candidate set) or
         ``"evaluated"`` (Wang and de Freitas: over evaluated points).
-    :param max_batch_size: As for :class:`MiniGPUCB`.
-    :param budget: As for :class:`MiniGPUCB`.
-    :param exclude_evaluated: As for :class:`MiniGPUCB`.
+    :param options: As for :class:`MiniGPUCB`.
     """
 
     _name = "mini_gp_ei"
@@ -113,14 +100,9 @@ class MiniGPEI(EpochRule):
         ratio_threshold: float = 2.0,
         width: WidthMode | ConfidenceWidth = "theory",
         incumbent: Literal["candidates", "evaluated"] = "candidates",
-        max_batch_size: Optional[int] = None,
-        budget: Optional[int] = None,
-        num_initial_samples: int = 1000,
-        exclude_evaluated: bool = False,
+        **options: Any,
     ):
-        super().__init__(
-            ratio_threshold, max_batch_size, budget, num_initial_samples, exclude_evaluated
-        )
+        super().__init__(ratio_threshold, **options)
         if incumbent not in ("candidates", "evaluated"):
             raise ValueError(f"incumbent must be 'candidates' or 'evaluated', got {incumbent!r}")
         self.width = width_of(width, ("theory", "constant"), beta=1.0, delta=0.5)
@@ -152,6 +134,3 @@ class MiniGPEI(EpochRule):
         normal = tfp.distributions.Normal(tf.zeros_like(a), tf.ones_like(a))
         improvement = scale * (a * normal.cdf(a) + normal.prob(a))
         return -improvement
-
-    def __repr__(self) -> str:
-        return f"MiniGPEI(C={self.ratio_threshold}, width={self.width.mode!r})"
