@@ -149,60 +149,36 @@ def build(
         kernel = gpflow.kernels.SquaredExponential(
             variance=kernel_variance, lengthscales=lengthscale
         )
-    allow_repeats = allow_repeats and not screening
-    model: Any
-    rule: AcquisitionRule
+    fit: dict[str, Any] = dict(fit_hyperparameters=fit_hyperparameters)
+    if algorithm == "random":
+        return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
     if algorithm == "ts":
         model = AdaptiveSVGP(
-            kernel,
-            noise_variance,
-            data,
-            inducing=num_inducing,
-            selector=selector,
-            fit_hyperparameters=fit_hyperparameters,
-            seed=seed,
+            kernel, noise_variance, data, inducing=num_inducing, selector=selector, seed=seed, **fit
         )
-        rule = BatchThompsonSampling(batch_size, exclude_evaluated=screening, seed=seed)
-        return model, rule
+        return model, BatchThompsonSampling(batch_size, exclude_evaluated=screening, seed=seed)
     if algorithm in ("mini-ucb", "mini-ei"):
-        model = ReplicatedGPR(kernel, noise_variance, data, fit_hyperparameters=fit_hyperparameters)
         epochs: dict[str, Any] = dict(
             max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening
         )
-        if algorithm == "mini-ucb":
-            rule = MiniGPUCB(2.0, width if width.mode == "constant" else "theory", **epochs)
-        else:
-            rule = MiniGPEI(2.0, **epochs)
-        return model, rule
-    if algorithm == "random":
-        return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
-    dictionary = (
-        ExactDictionary() if algorithm == "gp-bucb" else RidgeLeverageSampler(2.0, seed=seed)
-    )
-    model = NystromGPR(
-        kernel, noise_variance, data, dictionary=dictionary, fit_hyperparameters=fit_hyperparameters
-    )
-    if algorithm in ("bbkb", "bbkb-local"):
-        rule = BBKB(
-            "global" if algorithm == "bbkb" else "global_local",
-            2.0,
-            width,
-            max_batch_size,
-            seed=seed,
-            allow_repeats=allow_repeats,
-            exclude_evaluated=screening,
+        rule: AcquisitionRule = (
+            MiniGPUCB(2.0, width if width.mode == "constant" else "theory", **epochs)
+            if algorithm == "mini-ucb"
+            else MiniGPEI(2.0, **epochs)
         )
+        return ReplicatedGPR(kernel, noise_variance, data, **fit), rule
+    ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
+    batches = dict(
+        ucb, max_batch_size=max_batch_size, allow_repeats=allow_repeats and not screening
+    )
+    dictionary: Any = RidgeLeverageSampler(2.0, seed=seed)
+    if algorithm == "gp-bucb":
+        dictionary, rule = ExactDictionary(), GPBUCB(**batches)
     elif algorithm == "bkb":
-        rule = BKB(width=width, seed=seed, exclude_evaluated=screening)
+        rule = BKB(**ucb)
     else:
-        rule = GPBUCB(
-            width=width,
-            max_batch_size=max_batch_size,
-            seed=seed,
-            allow_repeats=allow_repeats,
-            exclude_evaluated=screening,
-        )
-    return model, rule
+        rule = BBKB("global" if algorithm == "bbkb" else "global_local", **batches)
+    return NystromGPR(kernel, noise_variance, data, dictionary=dictionary, **fit), rule
 
 
 def run_campaign(

@@ -82,10 +82,6 @@ class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTC
 
     # ----------------------------------------------------------------- properties
     @property
-    def dictionary_policy(self) -> DictionaryPolicy:
-        return self._policy
-
-    @property
     def dictionary(self) -> tf.Tensor:
         """The current dictionary (inducing inputs) [m, D]."""
         if self._data is None:
@@ -101,10 +97,6 @@ class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTC
             post.chol_v, tf.eye(post.capacity, dtype=self._dtype), lower=True
         )
         return float(post.capacity - post.noise * tf.reduce_sum(inv_chol**2))
-
-    @property
-    def last_resparsification_seconds(self) -> float:
-        return self._resparsification_seconds
 
     def get_inducing_variables(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, bool]:
         """The DTC posterior (eqs. 1-2) as a whitened SVGP posterior, as Trieste's
