@@ -172,10 +172,6 @@ def _screen(args: argparse.Namespace) -> int:
     )
     for i in best:
         print(f"  {-problem.values[i]:.4f}  {problem.labels[i]}")
-    print(
-        f"wrote {args.logdir}/evaluations.csv and summary.png; "
-        f"watch with: tensorboard --logdir {args.logdir}"
-    )
     return 0
 
 
@@ -214,9 +210,7 @@ def _optimize(args: argparse.Namespace) -> int:
     print(
         f"{result.num_evaluations} evaluations in {len(result.batch_sizes)} batches; "
         f"best true value {problem.minimum + regret.min():.4f} (optimum {problem.minimum:.4f}); "
-        f"cumulative regret / uniform random = {regret.mean() / uniform:.3f}\n"
-        f"wrote {args.logdir}/evaluations.csv and summary.png; "
-        f"watch with: tensorboard --logdir {args.logdir}"
+        f"cumulative regret / uniform random = {regret.mean() / uniform:.3f}"
     )
     return 0
 

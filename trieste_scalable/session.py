@@ -150,9 +150,13 @@ def _run(
         rule_state=state,
     )
     title = f"{settings['algorithm']} on {problem.name}"
-    if not plot_summary(logdir / "summary.png", problem, result, title):
-        print("no summary.png: matplotlib is not installed (pip install 'trieste-scalable[plots]')")
-    print(f"done in {time.perf_counter() - start:.1f}s: {result.num_evaluations} evaluations")
+    summary = "summary.png"
+    if not plot_summary(logdir / summary, problem, result, title):
+        summary = "no summary.png: matplotlib is not installed (the [plots] extra)"
+    print(
+        f"done in {time.perf_counter() - start:.1f}s: {result.num_evaluations} evaluations; wrote "
+        f"{logdir}/evaluations.csv and {summary}; watch with: tensorboard --logdir {logdir}"
+    )
     return result
 
 

@@ -29,7 +29,7 @@ from trieste.types import State, Tag, TensorType
 
 from .candidates import EvaluatedCandidates, check_search_space, objective_of
 from .confidence import ConfidenceWidth
-from .summaries import write_scalars
+from .summaries import LogsStatistics
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,7 @@ def repeats(ratio_threshold: float, noise: float, variance: float, cap: int = MA
 
 
 class EpochRule(
+    LogsStatistics,
     AcquisitionRule[State[Optional[MiniMetaState], TensorType], SearchSpace, ProbabilisticModel]
 ):
     """One candidate per epoch, repeated :math:`B_h` times (:func:`repeats`): the public base of
@@ -179,7 +180,7 @@ class EpochRule(
                 beta=beta,
                 incumbent=incumbent,
             )
-            self._log(new_state, count, dataset)
+            self._log_epoch(new_state, count, dataset)
             return new_state, tf.repeat(point, count, axis=0)
 
         return state_func
@@ -210,13 +211,7 @@ class EpochRule(
 
         return optimizer(search_space, acquisition), beta, incumbent
 
-    def _log(self, state: MiniMetaState, count: int, dataset: Optional[Dataset]) -> None:
+    def _log_epoch(self, state: MiniMetaState, count: int, dataset: Optional[Dataset]) -> None:
         unique = 0 if dataset is None else int(np.unique(dataset.query_points, axis=0).shape[0])
-        self.last_statistics = {
-            "epochs": state.epochs,
-            "switches": state.switches,
-            "unique_candidates": unique,
-            "repeats": count,
-            "beta": float(state.beta or 0.0),
-        }
-        write_scalars(self._name, self.last_statistics)
+        stats = dict(epochs=state.epochs, switches=state.switches, unique_candidates=unique)
+        self._log(dict(stats, repeats=count, beta=float(state.beta or 0.0)))

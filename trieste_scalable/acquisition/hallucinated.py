@@ -25,7 +25,7 @@ from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objec
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .protocols import InBatchPosteriorLike, SupportsHallucination
 from .stopping import StoppingRule
-from .summaries import write_scalars
+from .summaries import LogsStatistics
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class BatchUCBState:
 
 
 class HallucinatedBatchRule(
+    LogsStatistics,
     AcquisitionRule[State[Optional[BatchUCBState], TensorType], SearchSpace, ProbabilisticModel]
 ):
     r"""A batch grown greedily by the lower confidence bound with hallucinated, feedback-free
@@ -198,7 +199,3 @@ class HallucinatedBatchRule(
             "batch_seconds": time.perf_counter() - start,
         }
         return tf.gather(candidates, chosen), information, stats
-
-    def _log(self, stats: dict[str, float]) -> None:
-        self.last_statistics = stats
-        write_scalars(self._name, stats)

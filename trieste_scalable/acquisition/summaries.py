@@ -19,3 +19,15 @@ def write_scalars(prefix: str, stats: Mapping[str, float]) -> None:
     with writer.as_default(step=logging.get_step_number()):
         for name, value in stats.items():
             logging.scalar(f"{prefix}/{name}", value)
+
+
+class LogsStatistics:
+    """A rule that keeps its last step's statistics (``last_statistics``) and logs them under
+    its ``_name``."""
+
+    _name = "rule"
+    last_statistics: Mapping[str, float] = {}
+
+    def _log(self, stats: Mapping[str, float]) -> None:
+        self.last_statistics = dict(stats)
+        write_scalars(self._name, stats)

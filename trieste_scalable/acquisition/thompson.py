@@ -25,7 +25,7 @@ from .candidates import (
     objective_of,
 )
 from .pathwise_source import PathwiseSource, pathwise_source
-from .summaries import write_scalars
+from .summaries import LogsStatistics
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class ThompsonState:
 
 
 class BatchThompsonSampling(
+    LogsStatistics,
     AcquisitionRule[State[Optional[ThompsonState], TensorType], SearchSpace, ProbabilisticModel]
 ):
     r"""Batch Thompson sampling: each of the B batch points minimises its own decoupled posterior
@@ -72,6 +73,8 @@ class BatchThompsonSampling(
     :param seed: Seed of this rule's samples.
     """
 
+    _name = "thompson"
+
     def __init__(
         self,
         num_query_points: int = 1,
@@ -105,7 +108,6 @@ class BatchThompsonSampling(
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
         self._candidates: Optional[tuple[tuple[int, int], PaddedCandidates]] = None
         self._evaluated = EvaluatedCandidates()
-        self.last_statistics: dict[str, float] = {}
 
     def __repr__(self) -> str:
         return (
@@ -119,7 +121,7 @@ class BatchThompsonSampling(
         copy = object.__new__(type(self))
         memo[id(self)] = copy
         copy.__dict__.update(self.__dict__)
-        copy._scorers, copy._candidates, copy.last_statistics = {}, None, {}
+        copy._scorers, copy._candidates = {}, None
         copy._evaluated = EvaluatedCandidates()
         return copy
 
@@ -230,9 +232,6 @@ class BatchThompsonSampling(
             self._candidates = (key, padded)
         return self._candidates[1]
 
-    def _log(self, stats: dict[str, float]) -> None:
-        self.last_statistics = stats
-        write_scalars("thompson", stats)
 
 
 def _first_free(ranked: np.ndarray) -> np.ndarray:
