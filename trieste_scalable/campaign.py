@@ -79,8 +79,6 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
         allowed = np.arange(points.shape[0])
         if self._exclude and datasets:
             allowed = allowed[~self._evaluated(search_space, next(iter(datasets.values())))]
-        if allowed.size == 0:
-            raise ValueError("every candidate has been evaluated: nothing is left to pick")
         size = min(self._batch_size, allowed.size)  # the last batch shrinks to what is left
 
         def state_func(state: Optional[RandomState]) -> tuple[RandomState, TensorType]:

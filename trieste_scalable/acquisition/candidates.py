@@ -99,13 +99,19 @@ class EvaluatedCandidates:
         self._keys: tuple[int, np.ndarray] = (0, np.zeros(0))
 
     def __call__(self, search_space: DiscreteSearchSpace, dataset: Optional[Dataset]) -> np.ndarray:
-        """Whether each candidate [N] appears among ``dataset``'s query points."""
+        """Whether each candidate [N] appears among ``dataset``'s query points.
+
+        :raise ValueError: If every candidate has been evaluated (nothing is left to pick).
+        """
         points = search_space.points
         if dataset is None or dataset.query_points.shape[0] == 0:
             return np.zeros(int(points.shape[0]), dtype=bool)
         if self._keys[0] != id(search_space):
             self._keys = (id(search_space), row_keys(points.numpy()))
-        return rows_in(self._keys[1], dataset.query_points.numpy())
+        evaluated = rows_in(self._keys[1], dataset.query_points.numpy())
+        if evaluated.all():
+            raise ValueError("every candidate has been evaluated: nothing is left to pick")
+        return evaluated
 
 
 class LazyArgmin:

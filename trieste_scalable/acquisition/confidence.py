@@ -86,15 +86,13 @@ class ConfidenceWidth:
         return 2.0 * xi * math.sqrt(max(information, 0.0) + log_inv_delta) + bias
 
     def alpha(self, information: float, noise: float, ratio_threshold: float, exact: bool) -> float:
-        """The width :math:`\\tilde\\alpha` multiplying :math:`\\tilde\\sigma`."""
-        xi = math.sqrt(noise) if self.noise_std is None else self.noise_std
-        log_inv_delta = math.log(1.0 / self.delta)
-        if self.mode == "constant":
-            return self.beta * math.sqrt(noise)
+        """The width :math:`\\tilde\\alpha` multiplying :math:`\\tilde\\sigma`: the theory
+        width scales :math:`\\tilde\\beta` by :math:`\\tilde C`, the authors' code scales
+        :math:`L'` inside it."""
         if self.mode == "reference_code":
-            scaled = ratio_threshold * max(information, 0.0) + log_inv_delta
-            return math.sqrt(noise) * self.rkhs_norm + xi * math.sqrt(scaled)
-        return ratio_threshold * self.beta_value(information, noise, exact)
+            return self.beta_value(ratio_threshold * information, noise, exact)
+        scale = ratio_threshold if self.mode == "theory" else 1.0
+        return scale * self.beta_value(information, noise, exact)
 
 
 def width_of(

@@ -195,10 +195,7 @@ class EpochRule(
             incumbent = self._incumbent(model, dataset, mean[:, 0])
             scores = self._scores(mean[:, 0], variance[:, 0], beta, incumbent).numpy()
             if self._exclude_evaluated:
-                done = self._evaluated(search_space, dataset)
-                if done.all():
-                    raise ValueError("every candidate has been evaluated: nothing is left to pick")
-                scores[done] = np.inf
+                scores[self._evaluated(search_space, dataset)] = np.inf
             return tf.gather(search_space.points, [int(np.argmin(scores))]), beta, incumbent
         assert isinstance(search_space, Box)  # heuristic: the paper assumes finite candidates
         beta = self._beta(model, 0, evaluated)

@@ -133,8 +133,6 @@ class HallucinatedBatchRule(
             excluded = None
             if self._exclude_evaluated and isinstance(search_space, DiscreteSearchSpace):
                 excluded = self._evaluated(search_space, dataset)
-                if excluded.all():
-                    raise ValueError("every candidate has been evaluated: nothing is left to pick")
             batch, information, stats = self._build_batch(
                 model, candidates, state.information, excluded
             )

@@ -186,8 +186,6 @@ class BatchThompsonSampling(
         if self._exclude_evaluated:
             excluded[:size] = self._evaluated(space, dataset)
         allowed = size - int(excluded.sum())
-        if allowed == 0:
-            raise ValueError("every candidate has been evaluated: nothing is left to pick")
         # fewer candidates left than the batch: the batch shrinks to them (the last batch)
         needed = min(self._num_query_points, allowed) if self._distinct else 1
         values, index = scorer.lowest(candidates, tf.constant(excluded), draws, weights, needed)
