@@ -38,7 +38,7 @@ class ThompsonState:
 
 class BatchThompsonSampling(
     LogsStatistics,
-    AcquisitionRule[State[Optional[ThompsonState], TensorType], SearchSpace, ProbabilisticModel]
+    AcquisitionRule[State[Optional[ThompsonState], TensorType], SearchSpace, ProbabilisticModel],
 ):
     r"""Batch Thompson sampling: each of the B batch points minimises its own decoupled posterior
     sample :math:`\tilde f_b(x) = m(x) + \phi(x)^T w_b + k(x, Z) v_b` (S-GP-TS eq. 4, Trieste
@@ -88,14 +88,10 @@ class BatchThompsonSampling(
         max_refine_iterations: int = 200,
         seed: int = 0,
     ):
-        if num_query_points <= 0:
-            raise ValueError(f"num_query_points must be positive, got {num_query_points}")
-        if pool_size is not None and pool_size <= 0:
-            raise ValueError(f"pool_size must be positive, got {pool_size}")
-        if num_features <= 0:
-            raise ValueError(f"num_features must be positive, got {num_features}")
-        if chunk_size <= 0:
-            raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        sizes = dict(num_query_points=num_query_points, num_features=num_features)
+        for name, value in dict(sizes, chunk_size=chunk_size, pool_size=pool_size or 1).items():
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {value}")
         self._num_query_points = num_query_points
         self._num_features = num_features
         self._chunk_size = chunk_size
@@ -225,11 +221,8 @@ class BatchThompsonSampling(
         """The padded candidates, cached for the search space."""
         key = (id(space), chunk_size)
         if self._candidates is None or self._candidates[0] != key:
-            points = space.points
-            padded = PaddedCandidates.build(points, chunk_size)
-            self._candidates = (key, padded)
+            self._candidates = (key, PaddedCandidates.build(space.points, chunk_size))
         return self._candidates[1]
-
 
 
 def _first_free(ranked: np.ndarray) -> np.ndarray:
