@@ -107,9 +107,8 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
     @property
     def num_inducing(self) -> int:
         """The number m of (real) inducing points in use."""
-        if self._unprojected is not None:
-            return int(tf.reduce_sum(self._unprojected.mask))
-        return 0 if self._posterior is None else int(tf.reduce_sum(self._posterior.mask))
+        current = self._unprojected or self._posterior
+        return 0 if current is None else int(tf.reduce_sum(current.mask))
 
     @property
     def posterior(self) -> svgp.WhitenedPosterior:
@@ -127,17 +126,8 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
 
     def elbo(self) -> float:
         """The SVGP ELBO of all evaluations under the current q (uncollapsed)."""
-        data, post = self._require_data(), self.posterior
-        return float(
-            self.compiled.elbo(
-                post,
-                tf.constant(data.inputs),
-                tf.constant(data.counts),
-                tf.constant(data.sums),
-                tf.constant(data.sum_squares, dtype=self._dtype),
-                tf.convert_to_tensor(self._noise),
-            )
-        )
+        post, noise = self.posterior, self.get_observation_noise()
+        return float(self.compiled.elbo(post, *self._data_tensors(), noise))
 
     # ----------------------------------------------------------------- Trieste protocols
     def get_inducing_variables(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, bool]:
@@ -173,16 +163,13 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
         self._selection_seconds = time.perf_counter() - start
 
     def _refactorise(self) -> None:
-        data = self._require_data()
         padded, mask, chol, jitter = self._factor(self._inducing_points().numpy())
         q_mu, q_sqrt = self.compiled.optimal_q(
             padded,
             mask,
             chol,
-            tf.constant(data.inputs),
-            tf.constant(data.counts),
-            tf.constant(data.sums),
-            tf.convert_to_tensor(self._noise),
+            *self._data_tensors()[:3],
+            self.get_observation_noise(),
             self._prior_mean(),
         )
         self._posterior = svgp.WhitenedPosterior(
@@ -195,8 +182,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
         return self._sgpr_objective(*self._padded_inducing(), self._absolute_jitter)
 
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        mean, var = self.compiled.marginals(self.posterior, x)
-        return mean, var
+        return self.compiled.marginals(self.posterior, x)
 
     def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
         return self.compiled.covariance(self.posterior, x)
@@ -209,10 +195,9 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
     # ----------------------------------------------------------------- helpers
     def _padded_inducing(self) -> tuple[tf.Tensor, tf.Tensor]:
         """The current padded inducing points [M, D] and mask [M] (projected or not)."""
-        if self._unprojected is not None:
-            return self._unprojected.inducing, self._unprojected.mask
-        assert self._posterior is not None
-        return self._posterior.inducing, self._posterior.mask
+        current = self._unprojected or self._posterior
+        assert current is not None
+        return current.inducing, current.mask
 
     def _inducing_points(self) -> tf.Tensor:
         """The real inducing points in use [m, D]."""
