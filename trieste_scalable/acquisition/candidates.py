@@ -52,8 +52,10 @@ def _check_dtypes(search_space: SearchSpace, model: Any, dataset: Optional[Datas
 
 
 def check_search_space(search_space: SearchSpace) -> None:
-    """:raise ValueError: Unless ``search_space`` is a ``DiscreteSearchSpace`` or a ``Box``, the
-    spaces every rule here supports."""
+    """Check that every rule here supports ``search_space``.
+
+    :raise ValueError: Unless it is a ``DiscreteSearchSpace`` or a ``Box``.
+    """
     if not isinstance(search_space, (DiscreteSearchSpace, Box)):
         raise ValueError(
             f"this rule supports DiscreteSearchSpace and Box search spaces, got "
