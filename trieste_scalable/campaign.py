@@ -34,6 +34,7 @@ from .acquisition import (
     MiniGPUCB,
 )
 from .acquisition.candidates import EvaluatedCandidates
+from .acquisition.pending import Points, outstanding, proposed, rows_seen
 from .models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from .problems import DiscreteProblem
 
@@ -58,15 +59,21 @@ class CampaignResult:
 
 @dataclass(frozen=True)
 class RandomState:
-    """Batches drawn so far by :class:`RandomRule`: it seeds the next batch."""
+    """Batches drawn so far by :class:`RandomRule` (it seeds the next batch) and the points
+    proposed and not told yet (:mod:`~trieste_scalable.acquisition.pending`)."""
 
     num_batches: int = 0
+    pending: Points = ()
+    seen: int = 0
 
 
-class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]):
-    """Uniform random candidates, distinct within a batch (the baseline); with
-    ``exclude_evaluated``, never an evaluated candidate (screening without replacement). Batch
-    ``k`` is drawn with the seed ``(seed, k)``, so a restored run draws what it would have."""
+class RandomRule(
+    AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]
+):
+    """Uniform random candidates, distinct within a batch and from the pending ones (the
+    baseline); with ``exclude_evaluated``, never an evaluated candidate (screening without
+    replacement). Batch ``k`` is drawn with the seed ``(seed, k)``, so a restored run draws
+    what it would have."""
 
     def __init__(self, batch_size: int, seed: int = 0, exclude_evaluated: bool = False):
         self._batch_size = batch_size
@@ -75,17 +82,20 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
         self._evaluated = EvaluatedCandidates()
 
     def acquire(self, search_space, models, datasets=None):  # type: ignore[no-untyped-def]
-        points = search_space.points
-        allowed = np.arange(points.shape[0])
-        if self._exclude and datasets:
-            allowed = allowed[~self._evaluated(search_space, next(iter(datasets.values())))]
-        size = min(self._batch_size, allowed.size)  # the last batch shrinks to what is left
+        dataset = next(iter(datasets.values())) if datasets else None
+        evaluated = np.zeros(len(search_space.points), dtype=bool)
+        if self._exclude:
+            evaluated = self._evaluated(search_space, dataset)
 
         def state_func(state: Optional[RandomState]) -> tuple[RandomState, TensorType]:
             state = state or RandomState()
+            pending = outstanding(state.pending, state.seen, dataset)
+            allowed = np.flatnonzero(~(evaluated | self._evaluated.among(search_space, pending)))
+            size = min(self._batch_size, allowed.size)  # the last batch shrinks to what is left
             rng = np.random.default_rng([self._seed, state.num_batches])
-            chosen = rng.choice(allowed, size=size, replace=False)
-            return RandomState(state.num_batches + 1), tf.gather(points, chosen)
+            batch = tf.gather(search_space.points, rng.choice(allowed, size=size, replace=False))
+            seen = rows_seen(dataset)
+            return RandomState(state.num_batches + 1, proposed(pending, batch), seen), batch
 
         return state_func
 

@@ -4,7 +4,8 @@ epoch counts) instead of starting it afresh.
 
 The states are the frozen dataclasses the rules return (:class:`BatchUCBState`,
 :class:`ThompsonState`, :class:`MiniMetaState`, :class:`RandomState`); their fields are numbers,
-``None`` or tuples of numbers, which JSON holds exactly (``repr`` round trip of floats).
+``None`` or (nested) tuples of numbers, which JSON holds exactly (``repr`` round trip of
+floats).
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ def encode(state: Any, batch: int) -> str:
     return json.dumps({"batch": batch, "type": type(state).__name__, "fields": fields})
 
 
+def _frozen(value: Any) -> Any:
+    """JSON lists back as (nested) tuples."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
+
+
 def decode(text: str) -> tuple[Optional[Any], int]:
     """The state and the batch it followed; lists come back as tuples (the states are frozen
     and hashable).
@@ -45,9 +51,7 @@ def decode(text: str) -> tuple[Optional[Any], int]:
         if saved["type"] is None:
             return None, batch
         cls = STATE_TYPES[saved["type"]]
-        fields: dict[str, Any] = {
-            k: tuple(v) if isinstance(v, list) else v for k, v in saved["fields"].items()
-        }
+        fields = {k: _frozen(v) for k, v in saved["fields"].items()}
         return cls(**fields), batch
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"not a saved rule state ({type(error).__name__}: {error})") from None

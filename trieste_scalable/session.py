@@ -15,6 +15,7 @@ removes its ``run.json`` and ``evaluations.csv``, so a corrected rerun is not bl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -162,10 +163,13 @@ def _run(
 
 def _recorder(log: EvaluationLog, logdir: Path) -> Callable[[int, Dataset, Any], None]:
     """Saves the rule's state, then appends the batch to the log: after a crash the saved state
-    is the log's or one batch ahead of it, never behind (a resumed run replays no seed)."""
+    is the log's or one batch ahead of it, never behind (a resumed run replays no seed). A
+    synchronous campaign has nothing in flight after a restart, so no pending points are saved:
+    a batch proposed but not logged is proposed again."""
 
     def record(step: int, new_data: Dataset, state: Any) -> None:
-        write_atomically(logdir / RULE_STATE, rule_state.encode(state, step))
+        settled = None if state is None else dataclasses.replace(state, pending=(), seen=0)
+        write_atomically(logdir / RULE_STATE, rule_state.encode(settled, step))
         log.append(step, new_data)
 
     return record

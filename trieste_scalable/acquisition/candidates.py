@@ -94,8 +94,8 @@ def candidate_points(
 
 
 class EvaluatedCandidates:
-    """Which candidates of a discrete search space have been evaluated: the rules that exclude
-    evaluated candidates share this (row keys of the candidates are computed once per space)."""
+    """Which candidates of a discrete search space have been evaluated (or are pending): the
+    rules that exclude them share this (row keys of the candidates are computed once per space)."""
 
     def __init__(self) -> None:
         self._keys: tuple[int, np.ndarray] = (0, np.zeros(0))
@@ -105,15 +105,20 @@ class EvaluatedCandidates:
 
         :raise ValueError: If every candidate has been evaluated (nothing is left to pick).
         """
-        points = search_space.points
-        if dataset is None or dataset.query_points.shape[0] == 0:
-            return np.zeros(int(points.shape[0]), dtype=bool)
-        if self._keys[0] != id(search_space):
-            self._keys = (id(search_space), row_keys(points.numpy()))
-        evaluated = rows_in(self._keys[1], dataset.query_points.numpy())
+        queried = None if dataset is None else dataset.query_points.numpy()
+        evaluated = self.among(search_space, queried)
         if evaluated.all():
             raise ValueError("every candidate has been evaluated: nothing is left to pick")
         return evaluated
+
+    def among(self, search_space: DiscreteSearchSpace, rows: Optional[np.ndarray]) -> np.ndarray:
+        """Whether each candidate [N] appears among ``rows`` [K, D] (e.g. pending points)."""
+        points = search_space.points
+        if rows is None or rows.shape[0] == 0:
+            return np.zeros(int(points.shape[0]), dtype=bool)
+        if self._keys[0] != id(search_space):
+            self._keys = (id(search_space), row_keys(points.numpy()))
+        return rows_in(self._keys[1], rows.astype(points.dtype.as_numpy_dtype))
 
 
 class LazyArgmin:

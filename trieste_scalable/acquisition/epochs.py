@@ -10,6 +10,13 @@ candidate's posterior standard deviation by a factor :math:`C` (the paper's Algo
 Corollary A.2, clamped to at least one; :math:`\\sigma^2` is the latent variance, not the
 predictive one). The repeats do not depend on their outcomes, so a user can run them in
 parallel.
+
+**Asynchronous use** (:mod:`.pending`): an epoch's repeats are handed out together and spread over
+whichever workers are free; the next epoch starts once every evaluation of the current one has
+been told (asked earlier, the rule proposes nothing), since the next candidate and its repeats
+depend on the posterior after the epoch (the paper's Algorithm 2). With ``exclude_evaluated``
+an epoch is one evaluation of a new candidate, so epochs run concurrently and never pick a
+pending candidate.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from trieste.types import State, Tag, TensorType
 
 from .candidates import EvaluatedCandidates, check_search_space, objective_of
 from .confidence import ConfidenceWidth
+from .pending import Points, no_points, outstanding, proposed
 from .summaries import LogsStatistics
 
 
@@ -42,6 +50,8 @@ class MiniMetaState:
     :ivar last_point: The previous epoch's candidate (a tuple), if any.
     :ivar beta: The previous epoch's width.
     :ivar incumbent: The previous epoch's incumbent :math:`\\eta` (MINI-GP-EI), if any.
+    :ivar pending: Points proposed and not told yet (:mod:`.pending`).
+    :ivar seen: Dataset rows when they were proposed.
     """
 
     epochs: int = 0
@@ -50,6 +60,8 @@ class MiniMetaState:
     last_point: Optional[tuple[float, ...]] = None
     beta: Optional[float] = None
     incumbent: Optional[float] = None
+    pending: Points = ()
+    seen: int = 0
 
 
 MAX_REPEATS = 10_000
@@ -162,7 +174,15 @@ class EpochRule(
             state = state or MiniMetaState()
             if self._budget is not None and state.evaluations >= self._budget:
                 raise ValueError(f"the budget of {self._budget} evaluations is spent")
-            point, beta, incumbent = self._best_point(search_space, model, dataset, evaluated)
+            pending = outstanding(state.pending, state.seen, dataset)
+            state = replace(state, pending=proposed(pending, pending[:0]), seen=evaluated)
+            nothing = no_points(search_space)
+            if pending.size and not self._exclude_evaluated:
+                return state, nothing  # the epoch is still being evaluated
+            best = self._best_point(search_space, model, dataset, evaluated, pending)
+            if best is None:
+                return state, nothing  # every candidate left is pending
+            point, beta, incumbent = best
             _, variance = model.predict(point)
             noise = float(tf.convert_to_tensor(model.get_observation_noise()))
             cap = min(self._max_batch_size or MAX_REPEATS, MAX_REPEATS)
@@ -180,15 +200,22 @@ class EpochRule(
                 beta=beta,
                 incumbent=incumbent,
             )
+            batch = tf.repeat(point, count, axis=0)
             self._log_epoch(new_state, count, dataset)
-            return new_state, tf.repeat(point, count, axis=0)
+            return replace(new_state, pending=proposed(pending, batch)), batch
 
         return state_func
 
     def _best_point(
-        self, search_space: SearchSpace, model: Any, dataset: Optional[Dataset], evaluated: int
-    ) -> tuple[tf.Tensor, float, Optional[float]]:
-        """The epoch's candidate [1, D], its width and its incumbent."""
+        self,
+        search_space: SearchSpace,
+        model: Any,
+        dataset: Optional[Dataset],
+        evaluated: int,
+        pending: np.ndarray,
+    ) -> Optional[tuple[tf.Tensor, float, Optional[float]]]:
+        """The epoch's candidate [1, D], its width and its incumbent (``None`` if every
+        candidate left is pending)."""
         if isinstance(search_space, DiscreteSearchSpace):
             beta = self._beta(model, int(search_space.points.shape[0]), evaluated)
             mean, variance = model.predict(search_space.points)  # one prediction per epoch
@@ -196,6 +223,9 @@ class EpochRule(
             scores = self._scores(mean[:, 0], variance[:, 0], beta, incumbent).numpy()
             if self._exclude_evaluated:
                 scores[self._evaluated(search_space, dataset)] = np.inf
+                scores[self._evaluated.among(search_space, pending)] = np.inf
+                if not np.isfinite(scores).any():
+                    return None
             return tf.gather(search_space.points, [int(np.argmin(scores))]), beta, incumbent
         assert isinstance(search_space, Box)  # heuristic: the paper assumes finite candidates
         beta = self._beta(model, 0, evaluated)

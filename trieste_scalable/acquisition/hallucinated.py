@@ -2,9 +2,19 @@
 rules, see ``docs/extending.md``), with the state it carries between steps.
 
 The rules are stateful: :meth:`HallucinatedBatchRule.acquire` returns a Trieste ``State`` whose
-value is a frozen :class:`BatchUCBState` (the accumulated information term of the width), so
-``BayesianOptimizer`` and ``AskTellOptimizer`` (including ``to_state``/``from_state``) carry it
-between steps.
+value is a frozen :class:`BatchUCBState` (the accumulated information term of the width and the
+pending points), so ``BayesianOptimizer`` and ``AskTellOptimizer`` (including
+``to_state``/``from_state``) carry it between steps.
+
+**Asynchronous use** (an ``AskTellOptimizer`` asked whenever workers are free and told each
+result as it comes, :mod:`.pending`): the points still being evaluated are hallucinated into the
+in-batch posterior first, and counted by the stopping rule, before any new point is chosen; the
+new points are those the stopping rule still allows, possibly none. So the points in flight and
+the new ones together always form one batch that satisfies the rule's variance-ratio condition
+with respect to the current posterior (which has seen every told result): the condition behind
+the confidence width of BBKB (its Lemma 1 and Theorem 2, feedback delayed by at most the ratio
+threshold) holds at every acquisition, as in the synchronous algorithm. What is lost is the
+batch structure of the analysis' count of batches: the dictionary is resampled at every tell.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from trieste.types import State, Tag, TensorType
 
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
+from .pending import Points, outstanding, proposed, rows_seen
 from .protocols import InBatchPosteriorLike, SupportsHallucination
 from .stopping import StoppingRule
 from .summaries import LogsStatistics
@@ -35,11 +46,15 @@ class BatchUCBState:
     :ivar information: Accumulated :math:`L` of the confidence width (see ``confidence.py``).
     :ivar num_batches: Batches acquired so far.
     :ivar last_batch_size: Size of the last batch.
+    :ivar pending: Points proposed and not told yet (:mod:`.pending`).
+    :ivar seen: Dataset rows when they were proposed.
     """
 
     information: float
     num_batches: int = 0
     last_batch_size: int = 0
+    pending: Points = ()
+    seen: int = 0
 
 
 class HallucinatedBatchRule(
@@ -130,17 +145,24 @@ class HallucinatedBatchRule(
                 state = BatchUCBState(information=model.information_gain())
             seed = int(np.random.default_rng([self._seed, state.num_batches]).integers(2**31))
             candidates = candidate_points(search_space, dataset, self._pool_size, seed)
+            pending = outstanding(state.pending, state.seen, dataset)
             excluded = None
-            if self._exclude_evaluated and isinstance(search_space, DiscreteSearchSpace):
-                excluded = self._evaluated(search_space, dataset)
+            if isinstance(search_space, DiscreteSearchSpace):
+                excluded = np.zeros(int(candidates.shape[0]), dtype=bool)
+                if self._exclude_evaluated:
+                    excluded |= self._evaluated(search_space, dataset)
+                if not self._allow_repeats:
+                    excluded |= self._evaluated.among(search_space, pending)
             batch, information, stats = self._build_batch(
-                model, candidates, state.information, excluded
+                model, candidates, state.information, excluded, pending
             )
             new_state = replace(
                 state,
                 information=information,
                 num_batches=state.num_batches + 1,
                 last_batch_size=int(batch.shape[0]),
+                pending=proposed(pending, batch),
+                seen=rows_seen(dataset),
             )
             self._log(stats)
             return new_state, batch
@@ -153,11 +175,21 @@ class HallucinatedBatchRule(
         candidates: tf.Tensor,
         information: float,
         excluded: Optional[np.ndarray] = None,
+        pending: Optional[np.ndarray] = None,
     ) -> tuple[tf.Tensor, float, dict[str, float]]:
+        """The new points [B, D] (B may be 0), the information after them and the statistics.
+
+        :param excluded: Candidates [N] never to select.
+        :param pending: Points still being evaluated [P, D]: hallucinated and counted by the
+            stopping rule before any new point (their information was counted when proposed).
+        """
         start = time.perf_counter()
         posterior = model.batch_posterior()
         self._check_posterior(posterior)
         exact = posterior.exact
+        num_pending = 0 if pending is None else len(pending)
+        if num_pending:  # the pending points lead the candidates, never to be selected
+            candidates = tf.concat([tf.constant(pending, candidates.dtype), candidates], axis=0)
         mean, s2_0 = (t.numpy() for t in posterior.batch_start_marginals(candidates))
         noise = posterior.noise
         threshold = self._stopping.ratio_threshold
@@ -167,12 +199,22 @@ class HallucinatedBatchRule(
         lazy = LazyArgmin(
             mean, s2_0, alpha, lambda idx: posterior.variance(tf.gather(candidates, idx)).numpy()
         )
+        lazy.exclude(np.arange(num_pending))
         if excluded is not None:
-            lazy.exclude(np.flatnonzero(excluded))
+            lazy.exclude(np.flatnonzero(excluded) + num_pending)
         selectable = lazy.num_selectable
         stopping = self._stopping.start(posterior, candidates, s2_0)
+        stop = False
+        for index in range(num_pending):
+            point = candidates[index : index + 1]
+            stop = stopping.add(index, float(posterior.variance(point)[0]))
+            if stop:
+                break
+            posterior.add(point)
+        if num_pending:
+            lazy.invalidate()
         chosen: list[int] = []
-        while True:
+        while not stop and selectable:
             index, variance = lazy.argmin()
             chosen.append(index)
             information += self._width.information_term(variance if exact else s2_0[index], exact)
@@ -187,13 +229,14 @@ class HallucinatedBatchRule(
         stats = {
             "batch_size": len(chosen),
             "distinct_points": len(set(chosen)),
+            "pending_points": num_pending,
             "stopping_statistic": stopping.statistic,
             "alpha": alpha,
             "beta": self._width.beta_value(information, noise, exact),
             "dictionary_size": posterior.dictionary_size,
-            "candidates": int(candidates.shape[0]),
+            "candidates": int(candidates.shape[0]) - num_pending,
             "refreshed_candidates": lazy.refreshed,
             "scoring_seconds": scoring_seconds,
             "batch_seconds": time.perf_counter() - start,
         }
-        return tf.gather(candidates, chosen), information, stats
+        return tf.gather(candidates, tf.constant(chosen, tf.int32)), information, stats

@@ -25,15 +25,19 @@ from .candidates import (
     objective_of,
 )
 from .pathwise_source import PathwiseSource, pathwise_source
+from .pending import Points, no_points, outstanding, proposed, rows_seen
 from .summaries import LogsStatistics
 
 
 @dataclass(frozen=True)
 class ThompsonState:
-    """Number of batches drawn so far: it seeds the next batch, so a restored Ask/Tell run draws
-    the samples it would have drawn."""
+    """Number of batches drawn so far (it seeds the next batch, so a restored Ask/Tell run draws
+    the samples it would have drawn) and the points proposed and not told yet
+    (:mod:`.pending`)."""
 
     num_batches: int = 0
+    pending: Points = ()
+    seen: int = 0
 
 
 class BatchThompsonSampling(
@@ -52,7 +56,9 @@ class BatchThompsonSampling(
     - On a :class:`~trieste.space.DiscreteSearchSpace` every candidate is scored for all B
       samples in chunks (features once per chunk, one matrix product) and each sample's argmin
       is taken. ``exclude_evaluated`` screens without replacement; ``distinct`` replaces a point
-      that an earlier sample of the batch already took by that sample's next best.
+      that an earlier sample of the batch already took by that sample's next best. Points
+      still being evaluated (asynchronous use, :mod:`.pending`) are excluded from the
+      candidates; the samples are not conditioned on them (no fantasised observations).
     - On a :class:`~trieste.space.Box` each sample starts from the best of a shared uniform pool
       (``pool_size``, default 500 d as in the paper) and is refined by L-BFGS-B within the box.
       Trieste's continuous optimisers are not reused here: they evaluate every sample at every
@@ -133,14 +139,23 @@ class BatchThompsonSampling(
         def state_func(state: Optional[ThompsonState]) -> tuple[ThompsonState, TensorType]:
             state = state or ThompsonState()
             seeds = np.random.default_rng([self._seed, state.num_batches]).integers(2**31, size=4)
-            batch = self._batch(search_space, model, dataset, seeds)
-            return replace(state, num_batches=state.num_batches + 1), batch
+            pending = outstanding(state.pending, state.seen, dataset)
+            batch = self._batch(search_space, model, dataset, seeds, pending)
+            new_pending, seen = proposed(pending, batch), rows_seen(dataset)
+            return replace(
+                state, num_batches=state.num_batches + 1, pending=new_pending, seen=seen
+            ), batch
 
         return state_func
 
     # ----------------------------------------------------------------- one batch
     def _batch(
-        self, space: SearchSpace, model: Any, dataset: Optional[Dataset], seeds: np.ndarray
+        self,
+        space: SearchSpace,
+        model: Any,
+        dataset: Optional[Dataset],
+        seeds: np.ndarray,
+        pending: np.ndarray,
     ) -> tf.Tensor:
         start = time.perf_counter()
         source = pathwise_source(model)
@@ -153,7 +168,7 @@ class BatchThompsonSampling(
         )
         sampled = time.perf_counter()
         if isinstance(space, DiscreteSearchSpace):
-            batch = self._discrete_batch(space, scorer, draws, weights, dataset)
+            batch = self._discrete_batch(space, scorer, draws, weights, dataset, pending)
         else:
             assert isinstance(space, Box)
             batch = self._box_batch(space, scorer, paired, draws, weights, int(seeds[0]))
@@ -175,13 +190,17 @@ class BatchThompsonSampling(
         draws: Draws,
         weights: PathwiseWeights,
         dataset: Optional[Dataset],
+        pending: np.ndarray,
     ) -> tf.Tensor:
         candidates = self._padded(space, scorer.chunk_size)
         size = int(space.points.shape[0])
         excluded = np.zeros(int(candidates.points.shape[0]), dtype=bool)  # padding included
+        excluded[:size] = self._evaluated.among(space, pending)
         if self._exclude_evaluated:
-            excluded[:size] = self._evaluated(space, dataset)
+            excluded[:size] |= self._evaluated(space, dataset)
         allowed = size - int(excluded.sum())
+        if allowed == 0:  # every candidate left is pending: nothing new to propose yet
+            return no_points(space)
         # fewer candidates left than the batch: the batch shrinks to them (the last batch)
         needed = min(self._num_query_points, allowed) if self._distinct else 1
         values, index = scorer.lowest(candidates, tf.constant(excluded), draws, weights, needed)

@@ -1,0 +1,172 @@
+"""Pending points (asynchronous use): every rule keeps the points it proposed and not yet told in
+its State, never re-proposes them where it excludes repeats, and a hallucinating rule given
+pending points continues exactly the batch it would have built synchronously."""
+
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from trieste.ask_tell_optimization import AskTellOptimizer
+from trieste.data import Dataset
+from trieste.space import DiscreteSearchSpace
+
+from trieste_scalable import rule_state
+from trieste_scalable.acquisition import (
+    BBKB,
+    GPBUCB,
+    BatchThompsonSampling,
+    BatchUCBState,
+    ConfidenceWidth,
+    MiniGPEI,
+    MiniGPUCB,
+)
+from trieste_scalable.acquisition.pending import outstanding, proposed
+from trieste_scalable.campaign import RandomRule
+from trieste_scalable.models import (
+    AdaptiveSVGP,
+    ExactDictionary,
+    NystromGPR,
+    ReplicatedGPR,
+    RidgeLeverageSampler,
+)
+
+from .util import se_kernel
+
+WIDTH = ConfidenceWidth("constant", beta=2.0)
+
+
+def objective(x: tf.Tensor) -> tf.Tensor:
+    return -tf.exp(-tf.reduce_sum((x - 0.3) ** 2, axis=-1, keepdims=True) / 0.1)
+
+
+def problem(seed: int = 0, num_points: int = 300):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    space = DiscreteSearchSpace(tf.constant(rng.uniform(size=(num_points, 2))))
+    x = tf.gather(space.points, rng.choice(num_points, 10, replace=False))
+    return space, Dataset(x, objective(x))
+
+
+def test_told_rows_resolve_one_pending_copy_each() -> None:
+    rng = np.random.default_rng(0)
+    points = rng.uniform(size=(4, 2))
+    pending = proposed(np.zeros((0, 0)), tf.constant(points[[0, 1, 1, 2, 3]]))
+    # rows 0-2 were known before (one of them a copy of a pending point): they resolve nothing
+    history = points[[1, 3, 3]]
+    told = points[[1, 3, 0]]  # after: one copy of point 1, point 3 and point 0
+    x = np.concatenate([history, told])
+    dataset = Dataset(tf.constant(x), tf.zeros([len(x), 1], tf.float64))
+    left = outstanding(pending, 3, dataset)
+    expected = Counter(map(tuple, points[[1, 2]]))
+    assert Counter(map(tuple, left)) == expected
+    assert outstanding(pending, 6, dataset).shape == (5, 2)  # nothing told after row 6
+    assert outstanding((), 0, dataset).shape[0] == 0
+
+
+def models_and_rules():  # type: ignore[no-untyped-def]
+    def nystrom(data, exact=False):  # type: ignore[no-untyped-def]
+        policy = ExactDictionary() if exact else RidgeLeverageSampler(2.0, seed=0)
+        return NystromGPR(se_kernel(0.2), 0.5, data, dictionary=policy, fit_hyperparameters=False)
+
+    return {
+        "bbkb": (nystrom, lambda: BBKB(width=WIDTH, max_batch_size=4, allow_repeats=False)),
+        "gp-bucb": (
+            lambda data: nystrom(data, exact=True),
+            lambda: GPBUCB(width=WIDTH, max_batch_size=4, allow_repeats=False),
+        ),
+        "ts": (
+            lambda data: AdaptiveSVGP(se_kernel(0.2), 0.01, data, inducing=20, seed=0),
+            lambda: BatchThompsonSampling(4, num_features=200),
+        ),
+        "mini-ucb": (
+            lambda data: ReplicatedGPR(se_kernel(0.2), 0.01, data, fit_hyperparameters=False),
+            lambda: MiniGPUCB(width=WIDTH, exclude_evaluated=True),
+        ),
+        "random": (lambda data: None, lambda: RandomRule(4, seed=0)),
+    }
+
+
+@pytest.mark.parametrize("name", ["bbkb", "gp-bucb", "ts", "mini-ucb", "random"])
+def test_pending_points_are_never_proposed_again(name: str) -> None:
+    space, data = problem(1)
+    make_model, make_rule = models_and_rules()[name]
+    model = make_model(data)
+    models = {"OBJECTIVE": model} if model is not None else {"OBJECTIVE": _Static()}
+    ask_tell = AskTellOptimizer(space, data, models["OBJECTIVE"], make_rule())
+    in_flight: list[np.ndarray] = []
+    for step in range(6):  # ask for more while most of what was asked is still being evaluated
+        batch = ask_tell.ask().numpy()
+        keys = {tuple(p) for p in in_flight}
+        assert not any(tuple(p) in keys for p in batch), f"step {step} re-proposed a pending point"
+        in_flight.extend(batch)
+        pending = ask_tell.acquisition_state.pending  # resolved at each acquisition
+        assert Counter(map(tuple, np.array(pending))) == Counter(map(tuple, in_flight))
+        done, in_flight = in_flight[:1], in_flight[1:]  # one evaluation finishes per step
+        if done:
+            x = tf.constant(np.array(done))
+            ask_tell.tell(Dataset(x, objective(x)))
+
+
+class _Static:
+    """The model a random rule ignores."""
+
+    def update(self, dataset: Dataset) -> None:
+        pass
+
+    def optimize(self, dataset: Dataset) -> None:
+        pass
+
+    def log(self, dataset: Dataset = None) -> None:  # type: ignore[assignment]
+        pass
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_pending_points_continue_the_synchronous_batch(exact: bool) -> None:
+    # with nothing told in between, the points in flight are hallucinated and counted exactly as
+    # the first points of the batch were: the rule proposes the rest of that batch
+    space, data = problem(2)
+    policy = ExactDictionary() if exact else RidgeLeverageSampler(2.0, seed=0)
+    model = NystromGPR(se_kernel(0.2), 2.0, data, dictionary=policy, fit_hyperparameters=False)
+    rule = GPBUCB(4.0, width=WIDTH) if exact else BBKB(ratio_threshold=4.0, width=WIDTH)
+    start = BatchUCBState(information=model.information_gain())
+    _, whole = rule.acquire_single(space, model, data)(start)
+    assert whole.shape[0] >= 4
+    for k in (1, 3):
+        state = replace(start, pending=proposed(np.zeros((0, 0)), whole[:k]), seen=10)
+        after, rest = rule.acquire_single(space, model, data)(state)
+        np.testing.assert_array_equal(rest, whole[k:])
+        assert len(after.pending) == whole.shape[0]
+        assert rule.last_statistics["pending_points"] == k
+
+
+def test_a_stopping_rule_satisfied_by_the_pending_points_proposes_nothing() -> None:
+    space, data = problem(3)
+    model = NystromGPR(se_kernel(0.2), 0.5, data, fit_hyperparameters=False)
+    rule = BBKB(width=WIDTH, ratio_threshold=1.0)  # BKB: one point per batch
+    first = rule.acquire_single(space, model, data)(None)
+    assert first[1].shape[0] == 1
+    state, nothing = rule.acquire_single(space, model, data)(first[0])
+    assert nothing.shape == (0, 2) and len(state.pending) == 1
+
+
+def test_a_mini_epoch_waits_for_its_repeats() -> None:
+    space, data = problem(4)
+    model = ReplicatedGPR(se_kernel(0.2), 1.0, data, fit_hyperparameters=False)
+    ask_tell = AskTellOptimizer(space, data, model, MiniGPEI(width=WIDTH, max_batch_size=5))
+    epoch = ask_tell.ask()
+    assert epoch.shape[0] > 1 and np.unique(epoch.numpy(), axis=0).shape[0] == 1
+    told = epoch[:-1]
+    ask_tell.tell(Dataset(told, objective(told)))  # one repeat still being evaluated
+    assert ask_tell.ask().shape[0] == 0
+    assert ask_tell.acquisition_state.epochs == 1
+    ask_tell.tell(Dataset(epoch[-1:], objective(epoch[-1:])))
+    assert ask_tell.ask().shape[0] >= 1  # the next epoch
+    assert ask_tell.acquisition_state.epochs == 2
+
+
+def test_pending_points_survive_the_json_round_trip() -> None:
+    state = BatchUCBState(0.5, 2, 3, pending=((0.1, 1 / 3), (2e-300, -1.0)), seen=12)
+    restored, _ = rule_state.decode(rule_state.encode(state, 2))
+    assert restored == state
+    hash(restored)

@@ -1,0 +1,62 @@
+"""Pending points: evaluations a rule proposed that have not been told yet (asynchronous use).
+
+Every rule's ``State`` carries the points it proposed (``pending``) and the number of dataset rows
+it had seen when it proposed them (``seen``). At its next acquisition the rows the dataset gained
+since (Trieste's loops only ever append told data) are taken off the pending points, one copy
+each, so what remains is exactly what is still being evaluated, repeats included. This follows
+Trieste's ``AsynchronousRuleState`` (pending points in the rule's state, ask one batch per free
+worker, tell each result as it comes) with an exact bookkeeping of repeats: Trieste removes a
+pending point whenever the dataset holds it at all, which loses track of a point evaluated before.
+
+In a synchronous loop every batch is told before the next acquisition, so nothing is pending and
+the rules behave exactly as without this.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import tensorflow as tf
+from trieste.data import Dataset
+from trieste.space import SearchSpace
+
+from ..numerics.rows import row_keys
+
+Points = tuple[tuple[float, ...], ...]
+"""Points as nested tuples (frozen, hashable and JSON-able, as ``State`` values should be)."""
+
+
+def outstanding(pending: Points, seen: int, dataset: Optional[Dataset]) -> np.ndarray:
+    """The points of ``pending`` not told yet [P, D]: ``pending`` less (one copy each) the rows
+    ``dataset`` gained after its first ``seen``."""
+    if not pending:
+        return np.zeros((0, 0))
+    points = np.asarray(pending, dtype=np.float64)
+    if dataset is None:
+        return points
+    told = dataset.query_points.numpy()[seen:].astype(np.float64)
+    if not told.size:
+        return points
+    keys, told_keys = row_keys(points), row_keys(told)
+    keep = np.ones(len(points), dtype=bool)
+    for key, count in zip(*np.unique(told_keys, return_counts=True)):
+        copies = np.flatnonzero((keys == key) & keep)
+        keep[copies[:count]] = False  # each told row resolves one pending copy
+    return points[keep]
+
+
+def proposed(still_pending: np.ndarray, batch: tf.Tensor | np.ndarray) -> Points:
+    """The pending points after a rule proposed ``batch`` [B, D]."""
+    parts = (still_pending, np.asarray(batch))
+    return tuple(tuple(float(v) for v in row) for part in parts for row in part)
+
+
+def no_points(search_space: SearchSpace) -> tf.Tensor:
+    """An empty batch [0, D] in the search space's dtype (nothing to propose yet)."""
+    dtype = tf.convert_to_tensor(search_space.lower).dtype
+    return tf.zeros([0, int(search_space.dimension)], dtype=dtype)
+
+
+def rows_seen(dataset: Optional[Dataset]) -> int:
+    return 0 if dataset is None else int(dataset.query_points.shape[0])
