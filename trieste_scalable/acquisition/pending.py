@@ -59,4 +59,5 @@ def no_points(search_space: SearchSpace) -> tf.Tensor:
 
 
 def rows_seen(dataset: Optional[Dataset]) -> int:
+    """The rows of ``dataset`` (what the next acquisition will have seen told)."""
     return 0 if dataset is None else int(dataset.query_points.shape[0])

@@ -1,0 +1,22 @@
+"""Objectives for the Ray tests, in a module that imports nothing heavy (workers import it)."""
+
+import os
+import time
+
+import numpy as np
+
+
+def bowl(point: np.ndarray) -> float:
+    return float(np.sum((point - 0.3) ** 2))
+
+
+def flaky(point: np.ndarray) -> float:
+    """Kills its worker on the bottom-left corner, raises on the rest of the left quarter of
+    the square, hangs on the rest of the bottom quarter; a bowl elsewhere."""
+    if point[0] < 0.25 and point[1] < 0.25:
+        os._exit(1)
+    if point[0] < 0.25:
+        raise RuntimeError("docking failed")
+    if point[1] < 0.25:
+        time.sleep(60)
+    return bowl(point)

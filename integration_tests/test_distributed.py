@@ -1,0 +1,94 @@
+"""Evaluations on a local Ray cluster: results as they finish, failures (raised, timed out, a
+killed worker) recorded and never told, and asynchronous campaigns that keep every worker busy
+and never propose a pending or evaluated candidate twice."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Iterator
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from trieste.data import Dataset
+from trieste.space import DiscreteSearchSpace
+
+ray = pytest.importorskip("ray")
+
+from tests.util import se_kernel  # noqa: E402
+from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
+from trieste_scalable.asynchronous import run_asynchronous  # noqa: E402
+from trieste_scalable.distributed import RayEvaluator, WithLatency  # noqa: E402
+from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
+
+from .objectives import bowl, flaky  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def local_cluster() -> Iterator[None]:
+    ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_results_come_back_as_they_finish_and_failures_are_recorded(local_cluster: None) -> None:
+    evaluator = RayEvaluator(flaky, 4, timeout=5.0, max_retries=1)
+    points = np.array([[0.5, 0.5], [0.1, 0.5], [0.5, 0.1], [0.1, 0.1], [0.9, 0.9]])
+    keys = [evaluator.submit(p) for p in points]
+    assert keys == [0, 1, 2, 3, 4] and evaluator.in_flight == 5
+    results = {}
+    while evaluator.in_flight:
+        for evaluation in evaluator.collect():
+            results[evaluation.key] = evaluation
+    assert results[0].value == pytest.approx(0.08), results[0].error
+    assert results[4].value == pytest.approx(0.72)
+    assert results[0].worker and results[0].finished >= results[0].started
+    assert "docking failed" in results[1].error and results[1].failed
+    assert "timed out after 5 s" in results[2].error
+    assert results[3].failed and results[3].error  # the worker died (twice: one retry)
+    np.testing.assert_array_equal(results[2].point, points[2])
+
+
+def test_latency_wrapper_keeps_the_values_and_delays_them() -> None:
+    slow = WithLatency(bowl, mean=0.05, sigma=0.5, seed=1)
+    start = time.perf_counter()
+    values = [slow(np.array([0.1 * i, 0.2])) for i in range(10)]
+    assert values == [bowl(np.array([0.1 * i, 0.2])) for i in range(10)]
+    assert 0.1 < time.perf_counter() - start < 5.0
+
+
+def problem(seed: int = 0):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    space = DiscreteSearchSpace(tf.constant(rng.uniform(size=(400, 2))))
+    x = tf.gather(space.points, rng.choice(400, 10, replace=False))
+    y = tf.constant([[bowl(p)] for p in x.numpy()], dtype=tf.float64)
+    return space, Dataset(x, y)
+
+
+def test_asynchronous_thompson_sampling_screens_without_replacement(local_cluster: None) -> None:
+    space, data = problem(1)
+    model = AdaptiveSVGP(se_kernel(0.3), 1e-3, data, inducing=50, fit_hyperparameters=False)
+    rule = BatchThompsonSampling(2, num_features=200, exclude_evaluated=True)
+    evaluator = RayEvaluator(WithLatency(flaky, mean=0.05, seed=2), 6, timeout=2.0)
+    result = run_asynchronous(space, model, rule, data, evaluator, budget=60)
+    points = [tuple(e.point) for e in result.evaluations]
+    assert len(points) == 60 and max(Counter(points).values()) == 1  # never proposed twice
+    evaluated = Counter(map(tuple, result.dataset.query_points.numpy()))
+    assert max(evaluated.values()) == 1  # nor an initial point
+    assert all(
+        not (e.point[0] < 0.25 or e.point[1] < 0.25) for e in result.evaluations if not e.failed
+    )
+    assert result.dataset.query_points.shape[0] == 10 + 60 - len(result.failures)
+    assert 0.0 < result.utilisation <= 1.0
+
+
+def test_asynchronous_bbkb_hallucinates_what_is_in_flight(local_cluster: None) -> None:
+    space, data = problem(2)
+    model = NystromGPR(se_kernel(0.3), 0.05, data, fit_hyperparameters=False)
+    rule = BBKB(width=ConfidenceWidth("constant", beta=2.0), max_batch_size=4, allow_repeats=False)
+    evaluator = RayEvaluator(WithLatency(bowl, mean=0.05, seed=3), 4)
+    result = run_asynchronous(space, model, rule, data, evaluator, budget=30)
+    assert len(result.evaluations) == 30 and not result.failures
+    best = float(tf.reduce_min(result.dataset.observations))
+    assert best < 0.01  # the bowl's minimum, 0 at (0.3, 0.3), found among 400 candidates

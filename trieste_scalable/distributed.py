@@ -1,0 +1,190 @@
+"""Expensive objectives evaluated on Ray workers, as they finish (the ``[distributed]`` extra).
+
+Ray is the engine Trieste's asynchronous tutorial uses: ``ray.init()`` starts a local cluster
+with no set-up, and the same code runs on a cluster (``address="auto"`` or ``ray://...``). Only
+plain ``ray`` is needed; ``ray[default]`` pulls a protobuf that breaks TensorFlow.
+
+:class:`RayEvaluator` submits points, returns whichever evaluations finish first, retries a task
+whose worker died (``max_retries``), and records as failed, with its error, an evaluation that
+raised, timed out (``timeout``, the task is cancelled) or lost its worker more often than that.
+A failed evaluation is never data: the caller does not tell it to the model.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+Objective = Callable[[np.ndarray], float]
+"""Maps one point [D] to its observation; it may raise (a failed evaluation). It is pickled to
+the workers, so it must be a module-level function or a picklable object."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One finished (or failed) evaluation.
+
+    :ivar key: The number :meth:`RayEvaluator.submit` returned.
+    :ivar point: The point evaluated [D].
+    :ivar value: The observation, or ``None`` if the evaluation failed.
+    :ivar error: Why it failed ("" if it did not).
+    :ivar started: Wall-clock time (``time.time()``) the evaluation started on its worker (its
+        submission if it never started).
+    :ivar finished: Wall-clock time it finished (or was given up).
+    :ivar worker: ``host:pid`` of the worker ("" if unknown).
+    """
+
+    key: int
+    point: np.ndarray
+    value: Optional[float]
+    error: str
+    started: float
+    finished: float
+    worker: str
+
+    @property
+    def failed(self) -> bool:
+        return self.value is None
+
+
+def _run(objective: Objective, point: np.ndarray) -> tuple[float, float, float, str]:
+    """The task: the observation, start and finish times and the worker (runs on a worker)."""
+    started = time.time()
+    value = float(objective(point))
+    return value, started, time.time(), f"{socket.gethostname()}:{os.getpid()}"
+
+
+class RayEvaluator:
+    """Evaluates points on Ray workers, returning them as they finish.
+
+    :param objective: See :data:`Objective`.
+    :param num_workers: Evaluations the caller keeps in flight; a local cluster is started with
+        ``num_workers * num_cpus`` logical CPUs (workers that mostly wait, e.g. on a simulator
+        or a remote service, need not have a core each).
+    :param num_cpus: CPUs each evaluation reserves.
+    :param timeout: Seconds after which an evaluation is cancelled and failed (none by default).
+    :param max_retries: Times a task whose worker died is retried before it fails (an objective
+        that raises is not retried: its error is the result).
+    :param address: A Ray cluster to connect to; ``None`` starts (or reuses) a local one.
+    """
+
+    def __init__(
+        self,
+        objective: Objective,
+        num_workers: int,
+        *,
+        num_cpus: float = 1.0,
+        timeout: Optional[float] = None,
+        max_retries: int = 1,
+        address: Optional[str] = None,
+    ):
+        import ray
+
+        if num_workers < 1 or not num_cpus > 0:
+            raise ValueError(
+                f"need num_workers >= 1 and num_cpus > 0, got {num_workers}, {num_cpus}"
+            )
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        if not ray.is_initialized():
+            cpus = math.ceil(num_workers * num_cpus) if address is None else None
+            ray.init(address, num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+        self.num_workers = num_workers
+        self._ray = ray
+        self._timeout = timeout
+        self._objective = ray.put(objective)
+        self._task = ray.remote(num_cpus=num_cpus, max_retries=max_retries)(_run)
+        self._in_flight: dict[Any, tuple[int, np.ndarray, float]] = {}
+        self._submitted = 0
+
+    @property
+    def in_flight(self) -> int:
+        """Evaluations submitted and not returned yet."""
+        return len(self._in_flight)
+
+    def submit(self, point: np.ndarray) -> int:
+        """Start evaluating ``point`` [D]; returns its key (0, 1, 2, ... in submission order)."""
+        ref = self._task.remote(self._objective, np.asarray(point))
+        key = self._submitted
+        self._in_flight[ref] = (key, np.asarray(point), time.time())
+        self._submitted += 1
+        return key
+
+    def collect(self, wait: Optional[float] = None) -> list[Evaluation]:
+        """The evaluations that finished (at least one, unless nothing is in flight or ``wait``
+        seconds passed), and those that timed out, in the order they finished.
+
+        :param wait: Longest wait for the first one (``None``: until one finishes or times out).
+        """
+        if not self._in_flight:
+            return []
+        ready, _ = self._ray.wait(
+            list(self._in_flight), num_returns=1, timeout=self._next_wait(wait)
+        )
+        if ready:  # take everything else that is done as well
+            ready, _ = self._ray.wait(list(self._in_flight), num_returns=self.in_flight, timeout=0)
+        done = [self._result(ref) for ref in ready]
+        return sorted(done + self._give_up_late(), key=lambda e: e.finished)
+
+    def shutdown(self) -> None:
+        """Cancel what is in flight (their results are lost) and stop a local cluster."""
+        for ref in self._in_flight:
+            self._ray.cancel(ref, force=True)
+        self._in_flight.clear()
+        self._ray.shutdown()
+
+    def _next_wait(self, wait: Optional[float]) -> Optional[float]:
+        if self._timeout is None:
+            return wait
+        first_deadline = min(start for _, _, start in self._in_flight.values()) + self._timeout
+        until = max(first_deadline - time.time(), 0.0)
+        return until if wait is None else min(wait, until)
+
+    def _result(self, ref: Any) -> Evaluation:
+        key, point, submitted = self._in_flight.pop(ref)
+        try:
+            value, started, finished, worker = self._ray.get(ref)
+        except Exception as error:  # raised by the objective, or the worker died too often
+            message = str(error).strip().splitlines()
+            reason = f"{type(error).__name__}: {message[-1] if message else ''}"
+            return Evaluation(key, point, None, reason, submitted, time.time(), "")
+        return Evaluation(key, point, value, "", started, finished, worker)
+
+    def _give_up_late(self) -> list[Evaluation]:
+        if self._timeout is None:
+            return []
+        now, late = time.time(), []
+        for ref, (key, point, submitted) in list(self._in_flight.items()):
+            if now - submitted >= self._timeout:
+                self._ray.cancel(ref, force=True)
+                del self._in_flight[ref]
+                reason = f"timed out after {self._timeout:g} s"
+                late.append(Evaluation(key, point, None, reason, submitted, now, ""))
+        return late
+
+
+class WithLatency:
+    """``objective`` with a random delay before each evaluation: log-normal (heavy-tailed), of
+    mean ``mean`` seconds and log-standard deviation ``sigma``, for benchmarks and tests of
+    asynchronous campaigns with cheap objectives. Each evaluation draws its own delay.
+
+    :param seed: Seed of the delays (mixed with the point, so a retried evaluation waits as
+        long as the first attempt).
+    """
+
+    def __init__(self, objective: Objective, mean: float, sigma: float = 1.0, seed: int = 0):
+        if not (mean > 0 and sigma >= 0):
+            raise ValueError(f"need mean > 0 and sigma >= 0, got {mean}, {sigma}")
+        self.objective, self.mean, self.sigma, self.seed = objective, mean, sigma, seed
+
+    def __call__(self, point: np.ndarray) -> float:
+        entropy = [self.seed, *np.frombuffer(np.asarray(point, np.float64).tobytes(), np.uint32)]
+        mu = math.log(self.mean) - self.sigma**2 / 2  # so that the mean delay is ``mean``
+        time.sleep(float(np.random.default_rng(entropy).lognormal(mu, self.sigma)))
+        return self.objective(point)
