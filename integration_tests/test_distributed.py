@@ -92,3 +92,22 @@ def test_asynchronous_bbkb_hallucinates_what_is_in_flight(local_cluster: None) -
     assert len(result.evaluations) == 30 and not result.failures
     best = float(tf.reduce_min(result.dataset.observations))
     assert best < 0.01  # the bowl's minimum, 0 at (0.3, 0.3), found among 400 candidates
+
+
+def test_whole_batches_are_told_together(local_cluster: None) -> None:
+    space, data = problem(3)
+    model = AdaptiveSVGP(se_kernel(0.3), 1e-3, data, inducing=50, fit_hyperparameters=False)
+    rule = BatchThompsonSampling(4, num_features=200, exclude_evaluated=True)
+    evaluator = RayEvaluator(WithLatency(bowl, mean=0.05, seed=4), 4)
+    told: list[int] = []
+    result = run_asynchronous(
+        space,
+        model,
+        rule,
+        data,
+        evaluator,
+        12,
+        whole_batches=True,
+        on_results=lambda finished, state: told.append(len(finished)),
+    )
+    assert told == [4, 4, 4] and len(result.evaluations) == 12

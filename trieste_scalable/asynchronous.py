@@ -61,11 +61,16 @@ def run_asynchronous(
     evaluator: RayEvaluator,
     budget: int,
     *,
+    whole_batches: bool = False,
+    max_seconds: Optional[float] = None,
     on_results: Optional[Callable[[list[Evaluation], Any], None]] = None,
 ) -> AsynchronousResult:
     """Submit ``budget`` evaluations after ``initial``, keeping ``evaluator.num_workers`` in
     flight (module docstring).
 
+    :param whole_batches: The synchronous baseline on the same workers: submit a batch, wait for
+        all of it, tell it, ask again (a batch then waits for its slowest evaluation).
+    :param max_seconds: Submit nothing after this many seconds (what is in flight finishes).
     :param on_results: Called with each group of finished evaluations and the rule's ``State``
         value after they were told (e.g. to log them).
     :raise RuntimeError: If the rule proposes nothing while nothing is in flight.
@@ -77,9 +82,17 @@ def run_asynchronous(
     result = AsynchronousResult(initial, num_workers=evaluator.num_workers)
     proposed: list[np.ndarray] = []
     submitted, start = 0, time.time()
-    while submitted < budget or evaluator.in_flight:
-        while submitted < budget and evaluator.in_flight < evaluator.num_workers:
+    held: list[Evaluation] = []  # finished, not told yet (whole batches only)
+
+    def may_submit() -> bool:
+        late = max_seconds is not None and time.time() - start > max_seconds
+        return submitted < budget and not late
+
+    while may_submit() or evaluator.in_flight:
+        while may_submit() and evaluator.in_flight < evaluator.num_workers:
             if not proposed:
+                if whole_batches and evaluator.in_flight:
+                    break  # the batch is out: wait for all of it
                 proposed.extend(ask_tell.ask().numpy())  # given every point still pending
                 if not proposed:
                     break  # the rule waits for results
@@ -92,6 +105,10 @@ def run_asynchronous(
             )
         finished = evaluator.collect()
         result.evaluations.extend(finished)
+        held.extend(finished)
+        if whole_batches and evaluator.in_flight:
+            continue
+        finished, held = held, []
         told = [e for e in finished if not e.failed]
         if told:
             x = tf.constant(np.stack([e.point for e in told]), dtype=dtype)
