@@ -170,3 +170,98 @@ def test_pending_points_survive_the_json_round_trip() -> None:
     restored, _ = rule_state.decode(rule_state.encode(state, 2))
     assert restored == state
     hash(restored)
+
+
+@pytest.mark.parametrize("whiten", [True, False])
+def test_believed_covariance_is_the_posterior_given_mean_observations(whiten: bool) -> None:
+    from trieste_scalable.sampling.pathwise import believed_q_sqrt
+
+    rng = np.random.default_rng(5)
+    kernel = se_kernel(0.3)
+    inducing = tf.constant(rng.uniform(size=(12, 2)))
+    root = np.tril(rng.normal(size=(12, 12))) * 0.3 + np.eye(12)
+    pending = tf.constant(rng.uniform(size=(3, 2)))
+    believed = believed_q_sqrt(kernel, inducing, tf.constant(root), whiten, pending, 0.05).numpy()
+    # independently: Sigma' = (Sigma^-1 + Phi^T Phi / lambda)^-1 by explicit inverses
+    gram = kernel(inducing).numpy() + 1e-6 * np.eye(12)
+    cross = kernel(pending, inducing).numpy()
+    phi = (
+        cross @ np.linalg.inv(np.linalg.cholesky(gram)).T if whiten else cross @ np.linalg.inv(gram)
+    )
+    sigma = root @ root.T
+    expected = np.linalg.inv(np.linalg.inv(sigma) + phi.T @ phi / 0.05)
+    np.testing.assert_allclose(believed @ believed.T, expected, rtol=1e-7, atol=1e-10)
+    assert np.allclose(believed, np.tril(believed))
+
+
+class _PriorSVGP:
+    """A whitened SVGP at its prior (q = N(0, I)) over given inducing points, with a noise."""
+
+    def __init__(self, inducing: tf.Tensor):
+        self.inducing, self.kernel = inducing, se_kernel(0.2)
+
+    def get_kernel(self):  # type: ignore[no-untyped-def]
+        return self.kernel
+
+    def get_inducing_variables(self):  # type: ignore[no-untyped-def]
+        m = int(self.inducing.shape[0])
+        q_sqrt = tf.eye(m, dtype=tf.float64)[None]
+        return self.inducing, tf.zeros([m, 1], tf.float64), q_sqrt, True
+
+    def get_observation_noise(self) -> tf.Tensor:
+        return tf.constant(1e-4, tf.float64)
+
+    def predict(self, query_points):  # type: ignore[no-untyped-def]
+        raise NotImplementedError
+
+    def sample(self, query_points, num_samples):  # type: ignore[no-untyped-def]
+        raise NotImplementedError
+
+    def log(self, dataset=None):  # type: ignore[no-untyped-def]
+        pass
+
+
+def test_thompson_samples_spread_less_where_points_are_in_flight() -> None:
+    # at a pending point the samples' spread falls from the prior's (1) to about the noise's
+    # (0.01) once it is believed observed (an inducing point: the SVGP is exact there)
+    from trieste_scalable.acquisition.pathwise_source import pathwise_source
+    from trieste_scalable.sampling.features import feature_map_for
+    from trieste_scalable.sampling.pathwise import evaluate
+
+    model = _PriorSVGP(tf.constant(np.random.default_rng(6).uniform(size=(5, 2))))
+    at = model.inducing[:1]
+    features = feature_map_for(model.get_kernel(), 2000)
+    draws = features.draw(tf.constant([1, 2]), 2, tf.float64)
+    spreads = []
+    for pending in (None, at):
+        source = pathwise_source(model, pending)
+        weights = source.sample_weights(features, draws, 4000, tf.constant([3, 4]))
+        values = evaluate(features, source.mean_function, draws, weights, at)
+        spreads.append(float(tf.math.reduce_std(values)))
+    assert spreads[0] == pytest.approx(1.0, rel=0.1) and spreads[1] < 0.05, spreads
+
+
+def test_exact_gp_samples_believe_pending_points_too() -> None:
+    import gpflow
+    from trieste.models.gpflow import GaussianProcessRegression
+
+    from trieste_scalable.acquisition.pathwise_source import pathwise_source
+    from trieste_scalable.sampling.features import feature_map_for
+    from trieste_scalable.sampling.pathwise import evaluate
+
+    _, data = problem(7)
+    gpr = gpflow.models.GPR(data.astuple(), se_kernel(0.2), noise_variance=1e-4)
+    model = GaussianProcessRegression(gpr)
+    far = tf.constant([[0.99, 0.01]], tf.float64)
+    features = feature_map_for(model.get_kernel(), 2000)
+    draws = features.draw(tf.constant([1, 2]), 2, tf.float64)
+    spreads = []
+    for pending in (None, far):
+        source = pathwise_source(model, pending)
+        weights = source.sample_weights(features, draws, 4000, tf.constant([3, 4]))
+        spreads.append(float(tf.math.reduce_std(evaluate(features, zero, draws, weights, far))))
+    assert spreads[1] < 0.1 * spreads[0], spreads
+
+
+def zero(x: tf.Tensor) -> tf.Tensor:
+    return tf.zeros_like(x[:, :1])

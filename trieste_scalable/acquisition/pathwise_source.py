@@ -5,11 +5,15 @@
   ``SparseGaussianProcessRegression``): the SVGP update of S-GP-TS eq. (4).
 - Exact GPs (``SupportsGetInternalData`` + kernel + noise: Trieste's ``GaussianProcessRegression``):
   Matheron's exact update, as Trieste's ``DecoupledTrajectorySampler`` does for them.
+
+Points still being evaluated (``pending``) are believed observed at their posterior mean (the
+kriging believer): the samples' mean does not move, their spread shrinks where points are in
+flight, so an asynchronous batch does not pile up around them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 import tensorflow as tf
 from trieste.models.interfaces import (
@@ -24,6 +28,7 @@ from ..sampling.features import Draws, FeatureMap
 from ..sampling.pathwise import (
     MeanFunction,
     PathwiseWeights,
+    believed_q_sqrt,
     exact_weights,
     inducing_weights,
     zero_mean,
@@ -48,8 +53,10 @@ class PathwiseSource(NamedTuple):
     num_centres: int
 
 
-def pathwise_source(model: Any) -> PathwiseSource:
-    """The decoupled-sampling view of ``model`` (see the module docstring).
+def pathwise_source(model: Any, pending: Optional[tf.Tensor] = None) -> PathwiseSource:
+    """The decoupled-sampling view of ``model`` (see the module docstring), believing the
+    ``pending`` points [P, D] observed at their posterior mean where the model reports its
+    observation noise.
 
     :raise ValueError: If the model exposes neither inducing variables nor its data, kernel and
         noise, or has more than one latent GP, or a diagonal q.
@@ -70,6 +77,11 @@ def pathwise_source(model: Any) -> PathwiseSource:
                 f"q (q_mu [M, 1], q_sqrt [1, M, M]); got {q_mu.shape} and {q_sqrt.shape}"
             )
 
+        noise = noise_of(model)
+        if pending is not None and pending.shape[0] and noise is not None:
+            root = believed_q_sqrt(kernel, inducing, q_sqrt[0], bool(whiten), pending, noise)
+            q_sqrt = root[None]
+
         def sample_inducing(
             features: FeatureMap, draws: Draws, num: int, seed: tf.Tensor
         ) -> PathwiseWeights:
@@ -83,7 +95,11 @@ def pathwise_source(model: Any) -> PathwiseSource:
     ):
         data = model.get_internal_data()
         inputs = tf.convert_to_tensor(data.query_points)
-        centred = (data.observations - mean(inputs))[:, 0]
+        observations = tf.convert_to_tensor(data.observations)
+        if pending is not None and pending.shape[0]:  # believed: observed at the mean
+            inputs = tf.concat([inputs, pending], axis=0)
+            observations = tf.concat([observations, model.predict(pending)[0]], axis=0)
+        centred = (observations - mean(inputs))[:, 0]
         noise = tf.convert_to_tensor(model.get_observation_noise(), dtype=inputs.dtype)
 
         def sample_exact(
@@ -97,3 +113,10 @@ def pathwise_source(model: Any) -> PathwiseSource:
         "(SupportsGetInducingVariables) or with its data, kernel and noise "
         f"(SupportsGetInternalData, SupportsGetObservationNoise); got {type(model).__name__}"
     )
+
+
+def noise_of(model: Any) -> Optional[tf.Tensor]:
+    """The model's observation noise variance, if it reports one."""
+    if isinstance(model, SupportsGetObservationNoise):
+        return tf.convert_to_tensor(model.get_observation_noise())
+    return None

@@ -58,7 +58,8 @@ class BatchThompsonSampling(
       is taken. ``exclude_evaluated`` screens without replacement; ``distinct`` replaces a point
       that an earlier sample of the batch already took by that sample's next best. Points
       still being evaluated (asynchronous use, :mod:`.pending`) are excluded from the
-      candidates; the samples are not conditioned on them (no fantasised observations).
+      candidates, and the samples are conditioned on them observed at their posterior mean
+      (kriging believer, :mod:`.pathwise_source`), so a batch does not pile up around them.
     - On a :class:`~trieste.space.Box` each sample starts from the best of a shared uniform pool
       (``pool_size``, default 500 d as in the paper) and is refined by L-BFGS-B within the box.
       Trieste's continuous optimisers are not reused here: they evaluate every sample at every
@@ -158,7 +159,8 @@ class BatchThompsonSampling(
         pending: np.ndarray,
     ) -> tf.Tensor:
         start = time.perf_counter()
-        source = pathwise_source(model)
+        believed = tf.constant(pending, dtype=tf.convert_to_tensor(space.lower).dtype)
+        source = pathwise_source(model, believed if pending.size else None)
         scorer, paired = self._scorer(source)
         dtype = tf.convert_to_tensor(space.lower).dtype
         input_dim = int(space.dimension)

@@ -18,12 +18,12 @@ independent whatever the global TF seed is. Pure TensorFlow: no Trieste imports.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from ..numerics.linalg import cholesky_with_jitter
+from ..numerics.linalg import cholesky_with_jitter, lower_root_of_inverse
 from .features import Draws, FeatureMap
 
 
@@ -75,6 +75,41 @@ def inducing_weights(
         u = tf.matmul(chol, u)
     residual = u - tf.matmul(features(draws, inducing), prior)  # [M, B]
     return PathwiseWeights(prior, inducing, tf.linalg.cholesky_solve(chol, residual))
+
+
+@check_shapes(
+    "inducing: [M, D]",
+    "q_sqrt: [M, M]",
+    "pending: [P, D]",
+    "return: [M, M]",
+)
+def believed_q_sqrt(
+    kernel: Any,
+    inducing: tf.Tensor,
+    q_sqrt: tf.Tensor,
+    whiten: bool,
+    pending: tf.Tensor,
+    noise: tf.Tensor,
+    jitter: float = 1e-6,
+) -> tf.Tensor:
+    r"""The root of q's covariance once the ``pending`` points are observed at their posterior
+    mean with noise ``noise`` (the kriging believer: the mean does not move, the covariance
+    shrinks where the points are in flight):
+
+    .. math:: \Sigma' = (\Sigma^{-1} + \Phi^T\Phi/\lambda)^{-1} = S (I + A^T A)^{-1} S^T,
+        \qquad A = \Phi S / \sqrt\lambda
+
+    with :math:`f(x_p) = \Phi_p u` (:math:`\Phi = k(X_p, Z) L^{-T}` whitened, else
+    :math:`k(X_p, Z) K^{-1}`); the root :math:`S R`, :math:`R R^T = (I + A^T A)^{-1}` by
+    :func:`~trieste_scalable.numerics.linalg.lower_root_of_inverse` (no explicit inverse).
+    """
+    chol = cholesky_with_jitter(kernel(inducing), jitter)
+    phi_t = tf.linalg.triangular_solve(chol, kernel(inducing, pending), lower=True)  # [M, P]
+    if not whiten:
+        phi_t = tf.linalg.triangular_solve(chol, phi_t, lower=True, adjoint=True)
+    a = tf.matmul(phi_t, q_sqrt, transpose_a=True) / tf.sqrt(tf.cast(noise, q_sqrt.dtype))
+    inner = tf.eye(tf.shape(q_sqrt)[0], dtype=q_sqrt.dtype) + tf.matmul(a, a, transpose_a=True)
+    return tf.matmul(q_sqrt, lower_root_of_inverse(inner))
 
 
 @check_shapes(
