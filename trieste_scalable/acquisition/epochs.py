@@ -174,9 +174,9 @@ class EpochRule(
             state = state or MiniMetaState()
             if self._budget is not None and state.evaluations >= self._budget:
                 raise ValueError(f"the budget of {self._budget} evaluations is spent")
-            pending = outstanding(state.pending, state.seen, dataset)
-            state = replace(state, pending=proposed(pending, pending[:0]), seen=evaluated)
             nothing = no_points(search_space)
+            pending = outstanding(state.pending, state.seen, dataset)
+            state = replace(state, pending=proposed(pending, nothing), seen=evaluated)
             if pending.size and not self._exclude_evaluated:
                 return state, nothing  # the epoch is still being evaluated
             best = self._best_point(search_space, model, dataset, evaluated, pending)
