@@ -5,11 +5,13 @@ pending points continues exactly the batch it would have built synchronously."""
 from collections import Counter
 from dataclasses import replace
 
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
+from trieste.models.gpflow import GaussianProcessRegression
 from trieste.space import DiscreteSearchSpace
 
 from trieste_scalable import rule_state
@@ -22,6 +24,7 @@ from trieste_scalable.acquisition import (
     MiniGPEI,
     MiniGPUCB,
 )
+from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.acquisition.pending import outstanding, proposed
 from trieste_scalable.campaign import RandomRule
 from trieste_scalable.models import (
@@ -31,6 +34,8 @@ from trieste_scalable.models import (
     ReplicatedGPR,
     RidgeLeverageSampler,
 )
+from trieste_scalable.sampling.features import feature_map_for
+from trieste_scalable.sampling.pathwise import believed_q_sqrt, evaluate
 
 from .util import se_kernel
 
@@ -174,8 +179,6 @@ def test_pending_points_survive_the_json_round_trip() -> None:
 
 @pytest.mark.parametrize("whiten", [True, False])
 def test_believed_covariance_is_the_posterior_given_mean_observations(whiten: bool) -> None:
-    from trieste_scalable.sampling.pathwise import believed_q_sqrt
-
     rng = np.random.default_rng(5)
     kernel = se_kernel(0.3)
     inducing = tf.constant(rng.uniform(size=(12, 2)))
@@ -221,16 +224,9 @@ class _PriorSVGP:
         pass
 
 
-def test_thompson_samples_spread_less_where_points_are_in_flight() -> None:
-    # at a pending point the samples' spread falls from the prior's (1) to about the noise's
-    # (0.01) once it is believed observed (an inducing point: the SVGP is exact there)
-    from trieste_scalable.acquisition.pathwise_source import pathwise_source
-    from trieste_scalable.sampling.features import feature_map_for
-    from trieste_scalable.sampling.pathwise import evaluate
-
-    model = _PriorSVGP(tf.constant(np.random.default_rng(6).uniform(size=(5, 2))))
-    at = model.inducing[:1]
-    features = feature_map_for(model.get_kernel(), 2000)
+def spreads_at(model: object, at: tf.Tensor) -> list[float]:
+    """The samples' standard deviation at ``at`` [1, D] without, then with ``at`` pending."""
+    features = feature_map_for(model.get_kernel(), 2000)  # type: ignore[attr-defined]
     draws = features.draw(tf.constant([1, 2]), 2, tf.float64)
     spreads = []
     for pending in (None, at):
@@ -238,30 +234,19 @@ def test_thompson_samples_spread_less_where_points_are_in_flight() -> None:
         weights = source.sample_weights(features, draws, 4000, tf.constant([3, 4]))
         values = evaluate(features, source.mean_function, draws, weights, at)
         spreads.append(float(tf.math.reduce_std(values)))
+    return spreads
+
+
+def test_thompson_samples_spread_less_where_points_are_in_flight() -> None:
+    # at a pending point the samples' spread falls from the prior's (1) to about the noise's
+    # (0.01) once it is believed observed (an inducing point: the SVGP is exact there)
+    model = _PriorSVGP(tf.constant(np.random.default_rng(6).uniform(size=(5, 2))))
+    spreads = spreads_at(model, model.inducing[:1])
     assert spreads[0] == pytest.approx(1.0, rel=0.1) and spreads[1] < 0.05, spreads
 
 
 def test_exact_gp_samples_believe_pending_points_too() -> None:
-    import gpflow
-    from trieste.models.gpflow import GaussianProcessRegression
-
-    from trieste_scalable.acquisition.pathwise_source import pathwise_source
-    from trieste_scalable.sampling.features import feature_map_for
-    from trieste_scalable.sampling.pathwise import evaluate
-
     _, data = problem(7)
     gpr = gpflow.models.GPR(data.astuple(), se_kernel(0.2), noise_variance=1e-4)
-    model = GaussianProcessRegression(gpr)
-    far = tf.constant([[0.99, 0.01]], tf.float64)
-    features = feature_map_for(model.get_kernel(), 2000)
-    draws = features.draw(tf.constant([1, 2]), 2, tf.float64)
-    spreads = []
-    for pending in (None, far):
-        source = pathwise_source(model, pending)
-        weights = source.sample_weights(features, draws, 4000, tf.constant([3, 4]))
-        spreads.append(float(tf.math.reduce_std(evaluate(features, zero, draws, weights, far))))
+    spreads = spreads_at(GaussianProcessRegression(gpr), tf.constant([[0.99, 0.01]], tf.float64))
     assert spreads[1] < 0.1 * spreads[0], spreads
-
-
-def zero(x: tf.Tensor) -> tf.Tensor:
-    return tf.zeros_like(x[:, :1])
