@@ -159,10 +159,9 @@ class BatchThompsonSampling(
         pending: np.ndarray,
     ) -> tf.Tensor:
         start = time.perf_counter()
-        believed = tf.constant(pending, dtype=tf.convert_to_tensor(space.lower).dtype)
-        source = pathwise_source(model, believed if pending.size else None)
-        scorer, paired = self._scorer(source)
         dtype = tf.convert_to_tensor(space.lower).dtype
+        source = pathwise_source(model, tf.constant(pending, dtype) if pending.size else None)
+        scorer, paired = self._scorer(source)
         input_dim = int(space.dimension)
         draws = scorer.features.draw(tf.constant(seeds[:2]), input_dim, dtype)
         weights = source.sample_weights(
