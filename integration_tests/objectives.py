@@ -20,3 +20,12 @@ def flaky(point: np.ndarray) -> float:
     if point[1] < 0.25:
         time.sleep(60)
     return bowl(point)
+
+
+def length_or_fail(smiles: str) -> float:
+    """A cheap molecular objective for the command line's ``python:`` oracles: the SMILES's
+    length over 100, raising (a failed evaluation, like a docking with no pose) for chlorine."""
+    if "Cl" in smiles:
+        raise RuntimeError("no pose found")
+    time.sleep(0.05)
+    return len(smiles) / 100

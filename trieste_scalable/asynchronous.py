@@ -64,6 +64,10 @@ def run_asynchronous(
     whole_batches: bool = False,
     max_seconds: Optional[float] = None,
     on_results: Optional[Callable[[list[Evaluation], Any], None]] = None,
+    before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]] = None,
+    payload: Optional[Callable[[np.ndarray], Any]] = None,
+    rule_state: Any = None,
+    resubmit: Optional[np.ndarray] = None,
 ) -> AsynchronousResult:
     """Submit ``budget`` evaluations after ``initial``, keeping ``evaluator.num_workers`` in
     flight (module docstring).
@@ -73,31 +77,47 @@ def run_asynchronous(
     :param max_seconds: Submit nothing after this many seconds (what is in flight finishes).
     :param on_results: Called with each group of finished evaluations and the rule's ``State``
         value after they were told (e.g. to log them).
+    :param before_submit: Called with each group of points [K, D] about to be submitted, the
+        acquisition that proposed each [K] (1 for the first ``ask``, 0 for ``resubmit``) and
+        the rule's ``State`` value (e.g. to note them down first, so a crash loses none).
+    :param payload: Maps a point to what the objective is called with (e.g. its SMILES).
+    :param rule_state: The rule's ``State`` value to start from (a resumed campaign's).
+    :param resubmit: Points [R, D] to submit first, within the budget (those a resumed campaign
+        had in flight; ``rule_state`` must hold them as pending).
     :raise RuntimeError: If the rule proposes nothing while nothing is in flight.
     """
     if budget < 1:
         raise ValueError(f"budget must be positive, got {budget}")
-    ask_tell = AskTellOptimizer(search_space, initial, model, rule)
+    ask_tell = AskTellOptimizer(search_space, initial, model, rule, acquisition_state=rule_state)
     dtype = initial.query_points.dtype
     result = AsynchronousResult(initial, num_workers=evaluator.num_workers)
-    proposed: list[np.ndarray] = []
-    submitted, start = 0, time.time()
+    proposed = [] if resubmit is None else [(0, point) for point in resubmit]
+    submitted, asks, start = 0, 0, time.time()
     held: list[Evaluation] = []  # finished, not told yet (whole batches only)
 
-    def may_submit() -> bool:
-        late = max_seconds is not None and time.time() - start > max_seconds
-        return submitted < budget and not late
+    def free_workers() -> int:
+        if max_seconds is not None and time.time() - start > max_seconds:
+            return 0
+        return min(evaluator.num_workers - evaluator.in_flight, budget - submitted)
 
-    while may_submit() or evaluator.in_flight:
-        while may_submit() and evaluator.in_flight < evaluator.num_workers:
+    while free_workers() > 0 or evaluator.in_flight:
+        chosen: list[tuple[int, np.ndarray]] = []
+        while len(chosen) < free_workers():
             if not proposed:
-                if whole_batches and evaluator.in_flight:
+                if whole_batches and (evaluator.in_flight or chosen):
                     break  # the batch is out: wait for all of it
-                proposed.extend(ask_tell.ask().numpy())  # given every point still pending
+                asks += 1
+                proposed.extend((asks, x) for x in ask_tell.ask().numpy())  # given the pending
                 if not proposed:
                     break  # the rule waits for results
-            evaluator.submit(proposed.pop(0))
-            submitted += 1
+            chosen.append(proposed.pop(0))
+        if chosen:
+            if before_submit is not None:
+                tags, points = np.array([a for a, _ in chosen]), np.stack([x for _, x in chosen])
+                before_submit(points, tags, ask_tell.acquisition_state)
+            for _, point in chosen:
+                evaluator.submit(point, None if payload is None else payload(point))
+            submitted += len(chosen)
         if not evaluator.in_flight:
             raise RuntimeError(
                 "the rule proposes nothing while nothing is in flight (its pending points "

@@ -67,9 +67,7 @@ class RandomState:
     seen: int = 0
 
 
-class RandomRule(
-    AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]
-):
+class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]):
     """Uniform random candidates, distinct within a batch and from the pending ones (the
     baseline); with ``exclude_evaluated``, never an evaluated candidate (screening without
     replacement). Batch ``k`` is drawn with the seed ``(seed, k)``, so a restored run draws
@@ -222,10 +220,10 @@ def run_campaign(
     # A resumed campaign draws fresh noise: the observer's seed includes the evaluations so far.
     observer = problem.observer(seed + 1000 + 7919 * result.num_evaluations)
     writer = tf.summary.create_file_writer(logdir) if logdir else None
-    bar = _progress_bar(budget, progress, initial=min(result.num_evaluations, budget))
+    bar = progress_bar(budget, progress, initial=min(result.num_evaluations, budget))
     with (
         logging.tensorboard_writer(writer) if writer else nullcontext(),
-        _dimension_histograms_limited(int(initial.query_points.shape[-1])),
+        dimension_histograms_limited(int(initial.query_points.shape[-1])),
     ):
         ask_tell = AskTellOptimizer(
             problem.search_space, initial, model, rule, acquisition_state=rule_state
@@ -261,7 +259,7 @@ _DIMENSION_HISTOGRAM = re.compile(r"(^|/)query_points/\[\d+\]$")
 
 
 @contextmanager
-def _dimension_histograms_limited(input_dim: int) -> Iterator[None]:
+def dimension_histograms_limited(input_dim: int) -> Iterator[None]:
     """Trieste's optimizers write one histogram per input dimension (``query_points/[i]``): on
     2,048-bit fingerprints that is 1,000+ tags and megabytes of events per few batches, which
     TensorBoard cannot show usefully. Above :data:`MAX_DIMENSION_HISTOGRAMS` dimensions they are
@@ -322,7 +320,7 @@ def _log_batch(
     writer.flush()
 
 
-def _progress_bar(total: int, enabled: bool, initial: int = 0) -> Any:
+def progress_bar(total: int, enabled: bool, initial: int = 0) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, disable=not enabled, unit="eval", dynamic_ncols=True)

@@ -57,12 +57,30 @@ def _parser() -> argparse.ArgumentParser:
         default="moses-20k",
         help=f"{' or '.join(BUILTIN_LIBRARIES)} (shipped) or a .smi/.csv file of SMILES",
     )
-    screen.add_argument("--objective", default="celecoxib-mpo", choices=sorted(OBJECTIVES))
+    screen.add_argument(
+        "--objective",
+        default="celecoxib-mpo",
+        help=f"{', '.join(sorted(OBJECTIVES))} (computed for the library up front), or with "
+        "--workers: python:module:function (SMILES -> float) or dock:TARGET (dockstring)",
+    )
+    screen.add_argument(
+        "--lower-is-better", action="store_true", help="minimise a python: objective"
+    )
     screen.add_argument("--fingerprint", default="bits", choices=["bits", "counts"])
     screen.add_argument("--noise", type=float, default=0.0, help="observation noise std")
     screen.add_argument("--initial", type=int, default=100, help="random initial molecules")
     screen.add_argument("--skip-invalid", action="store_true", help="drop unparseable SMILES")
     screen.add_argument("--logdir", default="runs/screen", help="outputs and TensorBoard logs")
+    workers = screen.add_argument_group("evaluations on Ray workers (the [distributed] extra)")
+    workers.add_argument("--workers", type=int, default=None, help="evaluations in flight")
+    workers.add_argument(
+        "--asynchronous", action="store_true", help="tell results and ask as they come"
+    )
+    workers.add_argument("--ray-address", default=None, help="a Ray cluster (default: local)")
+    workers.add_argument("--timeout", type=float, default=None, help="seconds per evaluation")
+    workers.add_argument(
+        "--latency", type=float, default=None, help="simulated mean delay per evaluation (s)"
+    )
     _common(screen, "ts", 1000, 100)
 
     opt = commands.add_parser("optimize", help="optimise a built-in noisy problem")
@@ -92,8 +110,8 @@ def _validate(args: argparse.Namespace) -> None:
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
-    if args.command == "screen" and not (math.isfinite(args.noise) and args.noise >= 0):
-        raise UsageError(f"--noise must be finite and non-negative, got {args.noise}")
+    if args.command == "screen":
+        _validate_screen(args)
     if args.command == "optimize" and not (
         math.isfinite(args.noise_variance) and args.noise_variance > MIN_NOISE_VARIANCE
     ):
@@ -101,6 +119,26 @@ def _validate(args: argparse.Namespace) -> None:
             f"--noise-variance must be finite and above {MIN_NOISE_VARIANCE:g} (the models' "
             f"floor), got {args.noise_variance}"
         )
+
+
+def _validate_screen(args: argparse.Namespace) -> None:
+    from .oracles import is_table_objective
+
+    if not (math.isfinite(args.noise) and args.noise >= 0):
+        raise UsageError(f"--noise must be finite and non-negative, got {args.noise}")
+    for name in ("workers", "timeout", "latency"):
+        value = getattr(args, name)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UsageError(f"--{name} must be positive, got {value}")
+    if args.workers is None:
+        if not is_table_objective(args.objective):
+            raise UsageError(f"--objective {args.objective} is evaluated on workers: add --workers")
+        options = ("asynchronous", "ray_address", "timeout", "latency")
+        used = [name for name in options if getattr(args, name)]
+        if used:
+            raise UsageError(f"--{used[0].replace('_', '-')} needs --workers")
+    elif args.noise:
+        raise UsageError("--noise simulates noise on a table objective, not with --workers")
 
 
 def _check_counts(args: argparse.Namespace, num_candidates: int) -> None:
@@ -119,6 +157,7 @@ def _screen(args: argparse.Namespace) -> int:
     from .acquisition import ConfidenceWidth
     from .campaign import build
     from .kernels import Tanimoto
+    from .oracles import is_table_objective
     from .problems.screening import screening_problem, screening_regulariser
     from .session import run_session
 
@@ -128,11 +167,12 @@ def _screen(args: argparse.Namespace) -> int:
         raise CampaignError(
             "screening needs RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
+    oracle = _oracle(args)
     print(f"featurising {args.library} (cached after the first run)...")
     try:
         problem = screening_problem(
             args.library,
-            args.objective,
+            args.objective if is_table_objective(args.objective) else None,
             args.fingerprint,
             noise_std=args.noise,
             skip_invalid=args.skip_invalid,
@@ -163,6 +203,9 @@ def _screen(args: argparse.Namespace) -> int:
             budget=remaining,
         )
 
+    if oracle is not None:
+        _report_workers(problem, run_session(problem, vars(args), models, oracle), oracle)
+        return 0
     result = run_session(problem, vars(args), models)
     evaluated = problem.indices(result.dataset.query_points)
     best = evaluated[np.argsort(problem.values[evaluated])[:5]]
@@ -173,6 +216,45 @@ def _screen(args: argparse.Namespace) -> int:
     for i in best:
         print(f"  {-problem.values[i]:.4f}  {problem.labels[i]}")
     return 0
+
+
+def _oracle(args: argparse.Namespace) -> Any:
+    """The oracle of a campaign on workers (``None`` without ``--workers``)."""
+    if args.workers is None:
+        return None
+    from .oracles import oracle_for
+
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise CampaignError(
+            "--workers needs Ray: pip install 'trieste-scalable[distributed]'"
+        ) from None
+    try:
+        return oracle_for(args.objective, args.lower_is_better)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+
+
+def _report_workers(problem: Any, result: Any, oracle: Any) -> None:
+    import numpy as np
+
+    records = result.records
+    told = ~records.failed
+    print(
+        f"{told.sum()} evaluations told, {records.failed.sum()} failed, in "
+        f"{result.wall_seconds:.1f}s with {result.utilisation:.0%} worker utilisation"
+    )
+    if np.all(np.isfinite(problem.values)):
+        ids = records.ids[told]
+        print(
+            f"recall of the library's top 1%: {problem.recall(ids, 0.01):.3f}, "
+            f"top 10%: {problem.recall(ids, 0.1):.3f}"
+        )
+    print("best molecules found (score, SMILES):")
+    observed, ids = records.observed[told], records.ids[told]
+    for n in np.argsort(observed)[:5]:
+        print(f"  {oracle.score(observed[n]):.4g}  {problem.labels[ids[n]]}")
 
 
 def _optimize(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ A failed evaluation is never data: the caller does not tell it to the model.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import socket
@@ -21,9 +22,10 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-Objective = Callable[[np.ndarray], float]
-"""Maps one point [D] to its observation; it may raise (a failed evaluation). It is pickled to
-the workers, so it must be a module-level function or a picklable object."""
+Objective = Callable[[Any], float]
+"""Maps one point [D] (or the payload submitted with it, e.g. a SMILES) to its observation; it
+may raise (a failed evaluation). It is pickled to the workers, so it must be a module-level
+function or a picklable object."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class Evaluation:
         submission if it never started).
     :ivar finished: Wall-clock time it finished (or was given up).
     :ivar worker: ``host:pid`` of the worker ("" if unknown).
+    :ivar submitted: Wall-clock time it was submitted.
     """
 
     key: int
@@ -47,16 +50,17 @@ class Evaluation:
     started: float
     finished: float
     worker: str
+    submitted: float = 0.0
 
     @property
     def failed(self) -> bool:
         return self.value is None
 
 
-def _run(objective: Objective, point: np.ndarray) -> tuple[float, float, float, str]:
+def _run(objective: Objective, argument: Any) -> tuple[float, float, float, str]:
     """The task: the observation, start and finish times and the worker (runs on a worker)."""
     started = time.time()
-    value = float(objective(point))
+    value = float(objective(argument))
     return value, started, time.time(), f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -108,9 +112,19 @@ class RayEvaluator:
         """Evaluations submitted and not returned yet."""
         return len(self._in_flight)
 
-    def submit(self, point: np.ndarray) -> int:
-        """Start evaluating ``point`` [D]; returns its key (0, 1, 2, ... in submission order)."""
-        ref = self._task.remote(self._objective, np.asarray(point))
+    @property
+    def submitted(self) -> int:
+        """Evaluations submitted so far (the next key)."""
+        return self._submitted
+
+    def submit(self, point: np.ndarray, payload: Any = None) -> int:
+        """Start evaluating ``point`` [D]; returns its key (0, 1, 2, ... in submission order).
+
+        :param payload: What the objective is called with instead of the point (e.g. the
+            candidate's SMILES), if not ``None``.
+        """
+        argument = np.asarray(point) if payload is None else payload
+        ref = self._task.remote(self._objective, argument)
         key = self._submitted
         self._in_flight[ref] = (key, np.asarray(point), time.time())
         self._submitted += 1
@@ -153,8 +167,8 @@ class RayEvaluator:
         except Exception as error:  # raised by the objective, or the worker died too often
             message = str(error).strip().splitlines()
             reason = f"{type(error).__name__}: {message[-1] if message else ''}"
-            return Evaluation(key, point, None, reason, submitted, time.time(), "")
-        return Evaluation(key, point, value, "", started, finished, worker)
+            return Evaluation(key, point, None, reason, submitted, time.time(), "", submitted)
+        return Evaluation(key, point, value, "", started, finished, worker, submitted)
 
     def _give_up_late(self) -> list[Evaluation]:
         if self._timeout is None:
@@ -165,7 +179,7 @@ class RayEvaluator:
                 self._ray.cancel(ref, force=True)
                 del self._in_flight[ref]
                 reason = f"timed out after {self._timeout:g} s"
-                late.append(Evaluation(key, point, None, reason, submitted, now, ""))
+                late.append(Evaluation(key, point, None, reason, submitted, now, "", submitted))
         return late
 
 
@@ -174,8 +188,8 @@ class WithLatency:
     mean ``mean`` seconds and log-standard deviation ``sigma``, for benchmarks and tests of
     asynchronous campaigns with cheap objectives. Each evaluation draws its own delay.
 
-    :param seed: Seed of the delays (mixed with the point, so a retried evaluation waits as
-        long as the first attempt).
+    :param seed: Seed of the delays (mixed with the point or payload, so a retried evaluation
+        waits as long as the first attempt).
     """
 
     def __init__(self, objective: Objective, mean: float, sigma: float = 1.0, seed: int = 0):
@@ -183,8 +197,12 @@ class WithLatency:
             raise ValueError(f"need mean > 0 and sigma >= 0, got {mean}, {sigma}")
         self.objective, self.mean, self.sigma, self.seed = objective, mean, sigma, seed
 
-    def __call__(self, point: np.ndarray) -> float:
-        entropy = [self.seed, *np.frombuffer(np.asarray(point, np.float64).tobytes(), np.uint32)]
+    def __call__(self, point: Any) -> float:
+        if isinstance(point, str):
+            raw = point.encode()
+        else:
+            raw = np.asarray(point, np.float64).tobytes()
+        entropy = [self.seed, *hashlib.sha256(raw).digest()]
         mu = math.log(self.mean) - self.sigma**2 / 2  # so that the mean delay is ``mean``
         time.sleep(float(np.random.default_rng(entropy).lognormal(mu, self.sigma)))
         return self.objective(point)

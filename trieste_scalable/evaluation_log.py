@@ -90,6 +90,19 @@ class EvaluationLog:
             malformed, non-finite or names a candidate other than the problem's (file and line
             in the message).
         """
+        rows = self._rows_read()
+        if not rows:
+            raise CampaignError(f"{self.path} holds no evaluations (not even the initial design)")
+        batches, ids, observed = self._parse(rows)
+        self._check_identities(ids, rows)
+        points = tf.constant(self.problem.points[ids])
+        return Dataset(points, tf.constant(observed[:, None], dtype=points.dtype)), batches
+
+    def _rows_read(self) -> list[list[str]]:
+        """The rows after the header (a partial last line cut off first).
+
+        :raise CampaignError: If the file is missing, unreadable or has another header.
+        """
         if not self.path.is_file():
             raise CampaignError(f"nothing to resume: {self.path} does not exist")
         raw = self.path.read_bytes()
@@ -105,13 +118,7 @@ class EvaluationLog:
             raise CampaignError(
                 f"{self.path}: header {found} is not that of this campaign ({self.header})"
             )
-        rows = lines[1:]
-        if not rows:
-            raise CampaignError(f"{self.path} holds no evaluations (not even the initial design)")
-        batches, ids, observed = self._parse(rows)
-        self._check_identities(ids, rows)
-        points = tf.constant(self.problem.points[ids])
-        return Dataset(points, tf.constant(observed[:, None], dtype=points.dtype)), batches
+        return lines[1:]
 
     def _parse(self, rows: list[list[str]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         width = len(self.header)
@@ -134,7 +141,8 @@ class EvaluationLog:
         return batches, ids, observed
 
     def _check_identities(self, ids: np.ndarray, rows: list[list[str]]) -> None:
-        logged = [row[2:-2] for row in rows]
+        width = len(self.problem.identity_columns())
+        logged = [row[2 : 2 + width] for row in rows]
         wrong = np.flatnonzero(~self.problem.identity_matches(ids, logged))
         if wrong.size:
             n = int(wrong[0])

@@ -34,6 +34,7 @@ from .report import plot_summary
 
 # Settings that may change when resuming (everything else must match the original run).
 RESUMABLE = {"budget", "quiet", "resume", "logdir", "command", "batch_size", "max_batch_size"}
+RESUMABLE |= {"workers", "ray_address", "timeout"}  # where and how long evaluations run
 LIBRARY_HASH = "library_sha256"
 RULE_STATE = "rule_state.json"
 
@@ -41,8 +42,12 @@ Build = Callable[[Dataset, int], tuple[Any, Any]]
 """Maps the data so far and the evaluations left to the (model, rule) pair."""
 
 
-def run_session(problem: DiscreteProblem, settings: dict[str, Any], build: Build) -> CampaignResult:
-    """Start or resume the campaign described by ``settings`` (the parsed command line).
+def run_session(
+    problem: DiscreteProblem, settings: dict[str, Any], build: Build, oracle: Any = None
+) -> Any:
+    """Start or resume the campaign described by ``settings`` (the parsed command line): a
+    :class:`CampaignResult`, or with an ``oracle`` (:class:`~trieste_scalable.oracles.Oriented`)
+    a campaign evaluated on Ray workers (:mod:`~trieste_scalable.worker_session`).
 
     :raise UsageError: On a directory holding another campaign, nothing to resume, or changed
         settings.
@@ -57,6 +62,10 @@ def run_session(problem: DiscreteProblem, settings: dict[str, Any], build: Build
     if existed:
         lock.acquire()  # before reading anything: names the holder if the directory is in use
     try:
+        if oracle is not None:
+            from .worker_session import run_on_workers
+
+            return run_on_workers(problem, settings, build, oracle, lock, existed)  # type: ignore[arg-type]
         if settings["resume"]:
             return _resume(problem, settings, build, logdir)
         return _start(problem, settings, build, logdir, lock, existed)
@@ -74,13 +83,13 @@ def _start(
 ) -> CampaignResult:
     log = EvaluationLog(logdir / "evaluations.csv", problem)
     saved = logdir / "run.json"
-    _refuse_overwrite(saved, log)
+    refuse_overwrite(saved, log)
     data = problem.initial_data(settings["initial"], settings["seed"])
     model, rule = build(data, settings["budget"])  # validates every setting: nothing written yet
     if not existed:
         logdir.mkdir(parents=True, exist_ok=True)
         lock.acquire()
-        _refuse_overwrite(saved, log)  # another campaign may have started meanwhile
+        refuse_overwrite(saved, log)  # another campaign may have started meanwhile
     write_atomically(saved, json.dumps({**settings, LIBRARY_HASH: problem.content_hash()}))
     log.start(data)
     batches = [0]
@@ -106,7 +115,7 @@ def _resume(
     saved = logdir / "run.json"
     if not saved.is_file():
         raise UsageError(f"nothing to resume: {saved} does not exist")
-    _check_same_campaign(saved, settings, problem.content_hash())
+    check_same_campaign(saved, settings, problem.content_hash())
     data, batches = log.read()
     previous = CampaignResult(data, num_initial=int(np.sum(batches == 0)))
     steps = batches[batches > 0]
@@ -120,7 +129,7 @@ def _resume(
         print("the campaign had already reached its budget")
         return previous
     model, rule = build(data, settings["budget"] - previous.num_evaluations)
-    state = _saved_rule_state(logdir / RULE_STATE, len(previous.batch_sizes))
+    state = saved_rule_state(logdir / RULE_STATE, len(previous.batch_sizes))
     record = _recorder(log, logdir)
     return _run(problem, settings, model, rule, data, logdir, previous, record, state)
 
@@ -175,7 +184,7 @@ def _recorder(log: EvaluationLog, logdir: Path) -> Callable[[int, Dataset, Any],
     return record
 
 
-def _saved_rule_state(path: Path, logged_batches: int) -> Any:
+def saved_rule_state(path: Path, logged_batches: int) -> Any:
     """The rule state saved with the log (``None``, a fresh rule, when a campaign from before
     states were saved has none).
 
@@ -198,7 +207,7 @@ def _saved_rule_state(path: Path, logged_batches: int) -> Any:
     return state
 
 
-def _refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
+def refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
     if saved.exists() or log.path.exists():
         raise UsageError(
             f"{saved.parent} already holds a campaign: pass --resume to continue it, or choose "
@@ -206,7 +215,7 @@ def _refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
         )
 
 
-def _check_same_campaign(saved: Path, settings: dict[str, Any], library_hash: str) -> None:
+def check_same_campaign(saved: Path, settings: dict[str, Any], library_hash: str) -> None:
     try:
         original = json.loads(saved.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:

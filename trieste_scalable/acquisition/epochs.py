@@ -87,7 +87,7 @@ def repeats(ratio_threshold: float, noise: float, variance: float, cap: int = MA
 
 class EpochRule(
     LogsStatistics,
-    AcquisitionRule[State[Optional[MiniMetaState], TensorType], SearchSpace, ProbabilisticModel]
+    AcquisitionRule[State[Optional[MiniMetaState], TensorType], SearchSpace, ProbabilisticModel],
 ):
     """One candidate per epoch, repeated :math:`B_h` times (:func:`repeats`): the public base of
     :class:`~trieste_scalable.acquisition.MiniGPUCB` and

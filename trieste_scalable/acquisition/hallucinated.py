@@ -59,7 +59,7 @@ class BatchUCBState:
 
 class HallucinatedBatchRule(
     LogsStatistics,
-    AcquisitionRule[State[Optional[BatchUCBState], TensorType], SearchSpace, ProbabilisticModel]
+    AcquisitionRule[State[Optional[BatchUCBState], TensorType], SearchSpace, ProbabilisticModel],
 ):
     r"""A batch grown greedily by the lower confidence bound with hallucinated, feedback-free
     variance updates until a :class:`~trieste_scalable.acquisition.StoppingRule` ends it: the

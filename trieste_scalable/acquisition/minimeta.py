@@ -75,7 +75,6 @@ class MiniGPUCB(EpochRule):
         return mean - beta * tf.sqrt(variance)
 
 
-
 class MiniGPEI(EpochRule):
     """MINI-GP-EI: expected improvement below the smallest posterior mean with the standard
     deviation inflated by :math:`\\nu` (in Trieste's minimisation form):
