@@ -108,6 +108,6 @@ def test_whole_batches_are_told_together(local_cluster: None) -> None:
         evaluator,
         12,
         whole_batches=True,
-        on_results=lambda finished, state: told.append(len(finished)),
+        on_results=lambda finished: told.append(len(finished)),
     )
     assert told == [4, 4, 4] and len(result.evaluations) == 12

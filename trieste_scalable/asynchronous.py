@@ -4,10 +4,13 @@ as it comes, new points asked for given those still pending (``docs/asynchronous
 Whenever workers are free the loop hands out the points the rule proposed last and asks for more
 once they are used up (Trieste's ``AskTellOptimizer`` with our rules' pending points: see
 :mod:`~trieste_scalable.acquisition.pending`); a rule may propose nothing while points are in
-flight, and is asked again after the next result. A failed evaluation is recorded, never told:
-it stays pending in the rule's state, so the rules that exclude pending points never propose it
-again (a MINI-META epoch with repeats waits for its failed repeat: the loop then stops with an
-error rather than wait forever).
+flight, and is asked again after the next result. Proposals in hand go to the workers that
+just finished *before* their results are told, so the workers do not wait for the model update
+(a rule's batch size is then how far it proposes ahead).
+
+A failed evaluation is recorded, never told: it stays pending in the rule's state, so the rules
+that exclude pending points never propose it again (a MINI-META epoch with repeats waits for
+its failed repeat: the loop then stops with an error rather than wait forever).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def run_asynchronous(
     *,
     whole_batches: bool = False,
     max_seconds: Optional[float] = None,
-    on_results: Optional[Callable[[list[Evaluation], Any], None]] = None,
+    on_results: Optional[Callable[[list[Evaluation]], None]] = None,
     before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]] = None,
     payload: Optional[Callable[[np.ndarray], Any]] = None,
     rule_state: Any = None,
@@ -75,8 +78,8 @@ def run_asynchronous(
     :param whole_batches: The synchronous baseline on the same workers: submit a batch, wait for
         all of it, tell it, ask again (a batch then waits for its slowest evaluation).
     :param max_seconds: Submit nothing after this many seconds (what is in flight finishes).
-    :param on_results: Called with each group of finished evaluations and the rule's ``State``
-        value after they were told (e.g. to log them).
+    :param on_results: Called with each group of finished evaluations before they are told
+        (e.g. to log them).
     :param before_submit: Called with each group of points [K, D] about to be submitted, the
         acquisition that proposed each [K] (1 for the first ``ask``, 0 for ``resubmit``) and
         the rule's ``State`` value (e.g. to note them down first, so a crash loses none).
@@ -88,36 +91,20 @@ def run_asynchronous(
     """
     if budget < 1:
         raise ValueError(f"budget must be positive, got {budget}")
-    ask_tell = AskTellOptimizer(search_space, initial, model, rule, acquisition_state=rule_state)
-    dtype = initial.query_points.dtype
+    loop = _Loop(
+        AskTellOptimizer(search_space, initial, model, rule, acquisition_state=rule_state),
+        evaluator,
+        budget,
+        max_seconds,
+        whole_batches,
+        before_submit,
+        payload,
+    )
+    loop.proposed = [] if resubmit is None else [(0, point) for point in resubmit]
     result = AsynchronousResult(initial, num_workers=evaluator.num_workers)
-    proposed = [] if resubmit is None else [(0, point) for point in resubmit]
-    submitted, asks, start = 0, 0, time.time()
     held: list[Evaluation] = []  # finished, not told yet (whole batches only)
-
-    def free_workers() -> int:
-        if max_seconds is not None and time.time() - start > max_seconds:
-            return 0
-        return min(evaluator.num_workers - evaluator.in_flight, budget - submitted)
-
-    while free_workers() > 0 or evaluator.in_flight:
-        chosen: list[tuple[int, np.ndarray]] = []
-        while len(chosen) < free_workers():
-            if not proposed:
-                if whole_batches and (evaluator.in_flight or chosen):
-                    break  # the batch is out: wait for all of it
-                asks += 1
-                proposed.extend((asks, x) for x in ask_tell.ask().numpy())  # given the pending
-                if not proposed:
-                    break  # the rule waits for results
-            chosen.append(proposed.pop(0))
-        if chosen:
-            if before_submit is not None:
-                tags, points = np.array([a for a, _ in chosen]), np.stack([x for _, x in chosen])
-                before_submit(points, tags, ask_tell.acquisition_state)
-            for _, point in chosen:
-                evaluator.submit(point, None if payload is None else payload(point))
-            submitted += len(chosen)
+    while loop.free_workers() > 0 or evaluator.in_flight:
+        loop.hand_out(ask=not (whole_batches and evaluator.in_flight))
         if not evaluator.in_flight:
             raise RuntimeError(
                 "the rule proposes nothing while nothing is in flight (its pending points "
@@ -128,12 +115,69 @@ def run_asynchronous(
         held.extend(finished)
         if whole_batches and evaluator.in_flight:
             continue
-        finished, held = held, []
+        if not whole_batches:
+            loop.hand_out(ask=False)  # proposals in hand go out before the model update
+        if on_results is not None:
+            on_results(held)
+        loop.tell(held)
+        held = []
+    result.dataset, result.wall_seconds = loop.ask_tell.dataset, time.time() - loop.start
+    return result
+
+
+class _Loop:
+    """The proposals in hand and the submissions of :func:`run_asynchronous`."""
+
+    def __init__(
+        self,
+        ask_tell: AskTellOptimizer,
+        evaluator: RayEvaluator,
+        budget: int,
+        max_seconds: Optional[float],
+        whole_batches: bool,
+        before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]],
+        payload: Optional[Callable[[np.ndarray], Any]],
+    ):
+        self.ask_tell, self.evaluator, self.budget = ask_tell, evaluator, budget
+        self.max_seconds, self.whole_batches = max_seconds, whole_batches
+        self.before_submit, self.payload = before_submit, payload
+        self.proposed: list[tuple[int, np.ndarray]] = []  # (acquisition, point), not submitted
+        self.submitted, self.asks, self.start = 0, 0, time.time()
+
+    def free_workers(self) -> int:
+        if self.max_seconds is not None and time.time() - self.start > self.max_seconds:
+            return 0
+        return min(
+            self.evaluator.num_workers - self.evaluator.in_flight, self.budget - self.submitted
+        )
+
+    def hand_out(self, ask: bool) -> None:
+        """Submit proposals in hand to the free workers, asking the rule for more (given every
+        point still pending) when they run out, if ``ask`` (with whole batches: one batch)."""
+        chosen: list[tuple[int, np.ndarray]] = []
+        while len(chosen) < self.free_workers():
+            if not self.proposed:
+                if not ask or (self.whole_batches and chosen):
+                    break  # no asking, or the batch is out
+                self.asks += 1
+                self.proposed.extend((self.asks, x) for x in self.ask_tell.ask().numpy())
+                if not self.proposed:
+                    break  # the rule waits for results
+            chosen.append(self.proposed.pop(0))
+        if not chosen:
+            return
+        if self.before_submit is not None:
+            asks, points = np.array([a for a, _ in chosen]), np.stack([x for _, x in chosen])
+            self.before_submit(points, asks, self.ask_tell.acquisition_state)
+        for _, point in chosen:
+            self.evaluator.submit(point, None if self.payload is None else self.payload(point))
+        self.submitted += len(chosen)
+
+    def tell(self, finished: list[Evaluation]) -> None:
+        """Tell the model the evaluations that did not fail."""
         told = [e for e in finished if not e.failed]
         if told:
+            dtype = self.ask_tell.dataset.query_points.dtype
             x = tf.constant(np.stack([e.point for e in told]), dtype=dtype)
-            ask_tell.tell(Dataset(x, tf.constant([[e.value] for e in told], dtype=dtype)))
-        if on_results is not None:
-            on_results(finished, ask_tell.acquisition_state)
-    result.dataset, result.wall_seconds = ask_tell.dataset, time.time() - start
-    return result
+            y = tf.constant([[e.value] for e in told], dtype=dtype)
+            self.ask_tell.tell(Dataset(x, y))

@@ -130,8 +130,12 @@ def _validate_screen(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None and not (math.isfinite(value) and value > 0):
             raise UsageError(f"--{name} must be positive, got {value}")
+    try:
+        table = is_table_objective(args.objective)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     if args.workers is None:
-        if not is_table_objective(args.objective):
+        if not table:
             raise UsageError(f"--objective {args.objective} is evaluated on workers: add --workers")
         options = ("asynchronous", "ray_address", "timeout", "latency")
         used = [name for name in options if getattr(args, name)]

@@ -62,7 +62,10 @@ class DockingOracle:
         if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
             os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
         from dockstring import load_target
+        from rdkit import Chem
 
+        if Chem.MolFromSmiles(smiles) is None:  # dockstring fails obscurely on these
+            raise ValueError(f"cannot dock an unparseable SMILES {smiles!r}")
         score, _ = load_target(self.target).dock(smiles, num_cpus=1)
         if score is None:
             raise RuntimeError(f"dockstring returned no score for {smiles}")
@@ -106,7 +109,7 @@ def oracle_for(spec: str, lower_is_better: bool = False) -> Oriented:
 
     :raise ValueError: On an unknown or unloadable objective.
     """
-    if spec in OBJECTIVES:
+    if is_table_objective(spec):
         return Oriented(PropertyOracle(spec), not lower_is_better)
     kind, _, rest = spec.partition(":")
     if kind == "python":
@@ -115,13 +118,8 @@ def oracle_for(spec: str, lower_is_better: bool = False) -> Oriented:
             raise ValueError(f"expected python:module:function, got {spec!r}")
         resolve(module, function)
         return Oriented(PythonOracle(module, function), not lower_is_better)
-    if kind == "dock":
-        _check_docking_target(rest)
-        return Oriented(DockingOracle(rest), False)
-    raise ValueError(
-        f"unknown objective {spec!r}: one of {sorted(OBJECTIVES)}, python:module:function or "
-        "dock:TARGET"
-    )
+    _check_docking_target(rest)
+    return Oriented(DockingOracle(rest), False)
 
 
 def _check_docking_target(target: str) -> None:
@@ -137,5 +135,15 @@ def _check_docking_target(target: str) -> None:
 
 def is_table_objective(spec: str) -> bool:
     """Whether the objective is a built-in property, known for the whole library up front (so
-    recall can be scored); other objectives are only known where evaluated."""
-    return spec in OBJECTIVES
+    recall can be scored); other objectives are only known where evaluated.
+
+    :raise ValueError: If ``spec`` is none of the three kinds (module docstring).
+    """
+    if spec in OBJECTIVES:
+        return True
+    if spec.partition(":")[0] in ("python", "dock"):
+        return False
+    raise ValueError(
+        f"unknown objective {spec!r}: one of {sorted(OBJECTIVES)}, python:module:function or "
+        "dock:TARGET"
+    )

@@ -174,7 +174,7 @@ class _Campaign:
             for point in points:
                 evaluator.submit(point, self.payload(point))
             while evaluator.in_flight:
-                self.results(evaluator.collect(), None)
+                self.results(evaluator.collect())
         if not any(b == 0 and np.isfinite(y) for b, y in zip(self.batches, self.observed)):
             raise CampaignError(
                 f"every initial evaluation failed (e.g. {'; '.join(sorted(self.errors)[:3])}): "
@@ -241,7 +241,7 @@ class _Campaign:
             self.next_job += 1
         self.journal.write(list(self.in_flight.values()), self.next_job)
 
-    def results(self, evaluations: list[Evaluation], state: Any) -> None:
+    def results(self, evaluations: list[Evaluation]) -> None:
         """Log finished evaluations, take them off the journal, report progress."""
         if not evaluations:
             return

@@ -1,0 +1,131 @@
+"""What a campaign on workers writes and reads: the timed evaluation log, the journal of jobs in
+flight, the oracles behind ``--objective``, and the command line's checks of those settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from trieste_scalable.cli import main
+from trieste_scalable.distributed import Evaluation, WithLatency
+from trieste_scalable.errors import CampaignError
+from trieste_scalable.oracles import PythonOracle, is_table_objective, oracle_for
+from trieste_scalable.problems.molecules import celecoxib_mpo, load_smiles, parse
+from trieste_scalable.problems.screening import screening_problem
+from trieste_scalable.worker_log import InFlight, Job, WorkerLog
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    path = tmp_path / "library.smi"
+    path.write_text("\n".join(load_smiles("moses-20k")[:50]) + "\n")
+    return path
+
+
+def _evaluation(key: int, value: float | None, error: str = "") -> Evaluation:
+    return Evaluation(key, np.zeros(3), value, error, 10.0 + key, 12.5 + key, "host:1", 9.0)
+
+
+def test_worker_log_round_trips_values_failures_and_timings(library: Path) -> None:
+    problem = screening_problem(str(library), None)
+    assert np.all(np.isnan(problem.values))  # an oracle's values: unknown up front
+    log = WorkerLog(library.parent / "evaluations.csv", problem, score=lambda y: -y)
+    log.start_empty()
+    jobs = [Job(0, 0, 3), Job(1, 0, 7), Job(2, 1, 11)]
+    evaluations = [_evaluation(0, -0.1 / 3), _evaluation(1, None, "RuntimeError: no pose")]
+    log.append_evaluations(jobs[:2], evaluations)
+    log.append_evaluations(jobs[2:], [_evaluation(2, -0.25)])
+    records = log.read_records()
+    np.testing.assert_array_equal(records.jobs, [0, 1, 2])
+    np.testing.assert_array_equal(records.batches, [0, 0, 1])
+    np.testing.assert_array_equal(records.ids, [3, 7, 11])
+    np.testing.assert_array_equal(records.failed, [False, True, False])
+    assert records.observed[0] == -0.1 / 3  # exactly, as written
+    text = log.path.read_text().splitlines()
+    assert text[0].endswith("observed,score,job,submitted,started,finished,worker,error")
+    assert text[1].split(",")[4:10] == ["0.0333333", "0", "9.000", "10.000", "12.500", "host:1"]
+    assert text[2].endswith(",,,1,9.000,11.000,13.500,host:1,RuntimeError: no pose")
+    assert problem.labels[7] in text[2]
+
+    with open(log.path, "a") as handle:  # a crash in the middle of a write
+        handle.write("2,5,CC")
+    assert len(log.read_records().jobs) == 3 and "2,5,CC" in log.dropped_partial_line
+    with open(log.path, "a") as handle:
+        handle.write(f"3,4,{problem.labels[4]},-0.5,0.5,7,1,1,1,host:1,it failed\n")
+    with pytest.raises(CampaignError, match="a value or an error, not both"):
+        log.read_records()
+
+
+def test_worker_log_refuses_another_library(library: Path, tmp_path: Path) -> None:
+    problem = screening_problem(str(library), None)
+    log = WorkerLog(tmp_path / "evaluations.csv", problem)
+    log.start_empty()
+    log.append_evaluations([Job(0, 0, 3)], [_evaluation(0, 1.0)])
+    other = tmp_path / "other.smi"
+    other.write_text("\n".join(load_smiles("moses-20k")[50:100]) + "\n")
+    moved = WorkerLog(log.path, screening_problem(str(other), None))
+    with pytest.raises(CampaignError, match="the library changed"):
+        moved.read_records()
+
+
+def test_in_flight_journal(tmp_path: Path) -> None:
+    journal = InFlight(tmp_path / "in_flight.json")
+    assert journal.read() == ([], 0)
+    journal.write([Job(4, 2, 17), Job(5, 3, 1)], 6)
+    assert journal.read() == ([Job(4, 2, 17), Job(5, 3, 1)], 6)
+    journal.path.write_text('{"next_job": 6, "in_flight": [[4, 2]]}')
+    with pytest.raises(CampaignError, match="damaged"):
+        journal.read()
+
+
+def test_oracles_behind_the_objective_option() -> None:
+    smiles = load_smiles("moses-20k")[:3]
+    property_oracle = oracle_for("celecoxib-mpo")
+    table = celecoxib_mpo(parse(smiles)[0])
+    np.testing.assert_allclose([property_oracle(s) for s in smiles], -table)  # minimised
+    assert property_oracle.score(property_oracle(smiles[0])) == pytest.approx(table[0])
+    assert oracle_for("qed", lower_is_better=True)("CCO") > 0
+    user = oracle_for("python:integration_tests.objectives:length_or_fail")
+    assert user.oracle == PythonOracle("integration_tests.objectives", "length_or_fail")
+    assert user("CCO") == pytest.approx(-0.03)
+    with pytest.raises(RuntimeError, match="no pose"):
+        user("CCCl")
+    with pytest.raises(ValueError, match="cannot load objective"):
+        oracle_for("python:integration_tests.objectives:missing")
+    with pytest.raises(ValueError, match="python:module:function"):
+        oracle_for("python:nomodule")
+    with pytest.raises(ValueError, match="unknown objective"):
+        is_table_objective("vina")
+    with pytest.raises(ValueError, match="unparseable|could not be parsed"):
+        property_oracle("not_a_molecule")
+
+
+def test_latency_wrapper_takes_a_smiles_payload() -> None:
+    slow = WithLatency(len, mean=0.01, sigma=0.5, seed=3)
+    assert slow("CCO") == 3
+
+
+def test_worker_settings_are_checked_before_anything_runs(
+    library: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    base = ["screen", "--library", str(library), "--logdir", str(tmp_path / "run"), "--quiet"]
+    cases = {
+        ("--objective", "python:m:f"): "add --workers",
+        ("--objective", "vina"): "unknown objective",
+        ("--asynchronous",): "--asynchronous needs --workers",
+        ("--latency", "1"): "--latency needs --workers",
+        ("--workers", "0"): "--workers must be positive",
+        ("--workers", "2", "--noise", "0.1"): "not with --workers",
+        ("--workers", "2", "--objective", "python:os:nothing_here"): "cannot load objective",
+    }
+    for extra, message in cases.items():
+        assert main(base + list(extra)) == 2, extra
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # nothing written
