@@ -111,3 +111,25 @@ def test_whole_batches_are_told_together(local_cluster: None) -> None:
         on_results=lambda finished: told.append(len(finished)),
     )
     assert told == [4, 4, 4] and len(result.evaluations) == 12
+
+
+def test_asynchronous_and_synchronous_thompson_sampling_find_as_good_points(
+    local_cluster: None,
+) -> None:
+    """Same rule, model, problem and number of evaluations: asynchronous (each result told as
+    it comes, 4 points asked at a time) and whole batches of 6 reach similar mean regret, both
+    below 0.6x random search's (the bowl's mean over the candidates; measured: async 0.11-0.12,
+    sync 0.10-0.11, random 0.26). Tolerance: the asynchronous mean regret within 1.5x (+0.005)
+    of the synchronous one (the arrival order of results varies from run to run)."""
+    space, data = problem(4)
+    candidates = space.points.numpy()
+    random_regret = float(np.mean([bowl(p) for p in candidates]))
+    regrets = {}
+    for whole in (False, True):
+        model = AdaptiveSVGP(se_kernel(0.3), 1e-3, data, inducing=50, fit_hyperparameters=False)
+        rule = BatchThompsonSampling(6 if whole else 4, num_features=200, exclude_evaluated=True)
+        evaluator = RayEvaluator(WithLatency(bowl, mean=0.05, seed=5), 6)
+        result = run_asynchronous(space, model, rule, data, evaluator, 60, whole_batches=whole)
+        regrets[whole] = float(np.mean([e.value for e in result.evaluations]))
+    assert regrets[True] < 0.6 * random_regret and regrets[False] < 0.6 * random_regret
+    assert regrets[False] <= 1.5 * regrets[True] + 0.005, regrets
