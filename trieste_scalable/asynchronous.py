@@ -4,9 +4,10 @@ as it comes, new points asked for given those still pending (``docs/asynchronous
 Whenever workers are free the loop hands out the points the rule proposed last and asks for more
 once they are used up (Trieste's ``AskTellOptimizer`` with our rules' pending points: see
 :mod:`~trieste_scalable.acquisition.pending`); a rule may propose nothing while points are in
-flight, and is asked again after the next result. Proposals in hand go to the workers that
-just finished *before* their results are told, so the workers do not wait for the model update
-(a rule's batch size is then how far it proposes ahead).
+flight, and is asked again after the next result. The rule is asked ahead: right after each
+tell if no proposals are in hand, and the proposals in hand go to the workers that just
+finished *before* their results are told, so workers do not wait for model updates (a rule's
+batch size is then how far it proposes ahead of the workers).
 
 A failed evaluation is recorded, never told: it stays pending in the rule's state, so the rules
 that exclude pending points never propose it again (a MINI-META epoch with repeats waits for
@@ -121,6 +122,8 @@ def run_asynchronous(
             on_results(held)
         loop.tell(held)
         held = []
+        if not whole_batches:
+            loop.propose_ahead()
     result.dataset, result.wall_seconds = loop.ask_tell.dataset, time.time() - loop.start
     return result
 
@@ -172,6 +175,15 @@ class _Loop:
         for _, point in chosen:
             self.evaluator.submit(point, None if self.payload is None else self.payload(point))
         self.submitted += len(chosen)
+
+    def propose_ahead(self) -> None:
+        """With no proposals in hand, ask now (given what was just told and what is pending),
+        so that the next workers to finish get new points at once, without waiting for the
+        next model update."""
+        late = self.max_seconds is not None and time.time() - self.start > self.max_seconds
+        if not self.proposed and self.submitted < self.budget and not late:
+            self.asks += 1
+            self.proposed.extend((self.asks, x) for x in self.ask_tell.ask().numpy())
 
     def tell(self, finished: list[Evaluation]) -> None:
         """Tell the model the evaluations that did not fail."""
