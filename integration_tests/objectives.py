@@ -29,3 +29,7 @@ def length_or_fail(smiles: str) -> float:
         raise RuntimeError("no pose found")
     time.sleep(0.05)
     return len(smiles) / 100
+
+
+def always_fails(smiles: str) -> float:
+    raise RuntimeError(f"the assay rejected {smiles}")

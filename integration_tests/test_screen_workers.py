@@ -119,3 +119,17 @@ def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     resubmitted = {int(index) for _, _, index in listed if str(_) in in_flight}
     assert resubmitted <= {int(row["index"]) for row in rows}
     assert json.loads((logdir / "in_flight.json").read_text())["in_flight"] == []
+
+
+def test_a_campaign_whose_initial_evaluations_all_fail_stops_with_a_clear_error(
+    tmp_path: Path, setting: tuple[Path, dict[str, str]]
+) -> None:
+    library, env = setting
+    logdir = tmp_path / "run"
+    oracle = "python:integration_tests.objectives:always_fails"
+    command = _screen(library, logdir, "--objective", oracle, "--workers", "2", "--budget", "20")
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert done.returncode == 1
+    assert "every initial evaluation failed" in done.stderr and "the assay rejected" in done.stderr
+    rows = _rows(logdir)  # the failures are on record, with their errors
+    assert len(rows) == 10 and all("the assay rejected" in row["error"] for row in rows)

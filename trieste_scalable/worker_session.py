@@ -177,8 +177,8 @@ class _Campaign:
                 self.results(evaluator.collect())
         if not any(b == 0 and np.isfinite(y) for b, y in zip(self.batches, self.observed)):
             raise CampaignError(
-                f"every initial evaluation failed (e.g. {'; '.join(sorted(self.errors)[:3])}): "
-                f"see {self.log.path}"
+                f"every initial evaluation failed (e.g. {'; '.join(sorted(self.errors)[:3])}; "
+                f"all in {self.log.path}): fix the objective and start in a new --logdir"
             )
 
     def _continue(
