@@ -30,7 +30,14 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
     parser.add_argument(
         "--budget", type=int, default=budget, help="evaluations after the initial design"
     )
-    parser.add_argument("--batch-size", type=int, default=batch, help="for fixed-batch rules")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help=f"for fixed-batch rules (default {batch}; with --asynchronous, how many points are "
+        "proposed at once: default the number of workers)",
+    )
+    parser.set_defaults(batch_size_default=batch)
     parser.add_argument("--max-batch-size", type=int, default=None, help="cap adaptive batches")
     parser.add_argument(
         "--width", default="constant", choices=["theory", "reference_code", "constant"]
@@ -304,6 +311,10 @@ def _optimize(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
     args = _parser().parse_args(argv)
+    if args.batch_size is None:
+        asynchronous = getattr(args, "asynchronous", False) and args.workers
+        args.batch_size = args.workers if asynchronous else args.batch_size_default
+    del args.batch_size_default
     try:
         _validate(args)
         return _screen(args) if args.command == "screen" else _optimize(args)
