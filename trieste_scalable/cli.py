@@ -187,6 +187,7 @@ def _screen(args: argparse.Namespace) -> int:
             args.fingerprint,
             noise_std=args.noise,
             skip_invalid=args.skip_invalid,
+            progress=not args.quiet,
         )
     except ValueError as error:  # the library or its settings: a usage error
         raise UsageError(str(error)) from error

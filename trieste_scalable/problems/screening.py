@@ -11,7 +11,8 @@ from typing import Optional
 import numpy as np
 
 from ..numerics.rows import row_keys
-from .molecules import COUNT_CAP, OBJECTIVES, cached, fingerprints, load_smiles, parse
+from .featurise import fingerprint_library, score_library, unpack
+from .molecules import COUNT_CAP, OBJECTIVES, cached, load_smiles
 from .synthetic import DiscreteProblem
 
 
@@ -74,8 +75,10 @@ def screening_problem(
     size: int = 1024,
     noise_std: float = 0.0,
     skip_invalid: bool = False,
+    progress: bool = False,
 ) -> ScreeningProblem:
-    """Parse, featurise (cached) and score (cached) a library.
+    """Parse, featurise (cached) and score (cached) a library, in chunks on every core
+    (:mod:`.featurise`).
 
     :param objective: A built-in property, or ``None`` for an objective known only where it is
         evaluated (``values`` are then NaN: evaluations come from an oracle on workers).
@@ -87,40 +90,43 @@ def screening_problem(
         raise ValueError(f"noise must be non-negative, got {noise_std}")
     smiles = load_smiles(library)
     key = "\n".join(smiles)
-    parsed: list = []
+    featurised: dict[str, np.ndarray] = {}
 
-    def molecules() -> list:
-        if not parsed:
-            parsed.extend(parse(smiles, skip_invalid))
-        return parsed[0]
+    def featurise() -> dict[str, np.ndarray]:
+        if not featurised:
+            found = fingerprint_library(
+                smiles, fingerprint, radius, size, skip_invalid, progress=progress
+            )
+            featurised.update(kept=found[0], packed=found[1])
+        return featurised
 
     kept = cached(
         "kept",
         f"{key}|{skip_invalid}",
-        lambda: (molecules(), parsed[1])[1],
+        lambda: featurise()["kept"],
         lambda value: _valid_kept(value, len(smiles)),
     )
     width = size * (COUNT_CAP if fingerprint == "counts" else 1)
-    points = cached(
-        "fingerprints",
+    packed = cached(
+        "packed-fingerprints",
         f"{key}|{skip_invalid}|{fingerprint}|{radius}|{size}",
-        lambda: fingerprints(molecules(), fingerprint, radius, size),
-        lambda value: value.shape == (kept.size, width),
+        lambda: featurise()["packed"],
+        lambda value: value.shape == (kept.size, -(-width // 8)) and value.dtype == np.uint8,
     )
     scores = np.full(kept.size, np.nan)
     if objective is not None:
-        table = OBJECTIVES[objective]
+        name = objective
         scores = cached(
             f"objective-{objective}",
             f"{key}|{skip_invalid}",
-            lambda: table(molecules()),
+            lambda: score_library([smiles[i] for i in kept], name, progress=progress),
             lambda value: value.shape == (kept.size,) and bool(np.all(np.isfinite(value))),
         )
-    _, first = np.unique(row_keys(points), return_index=True)
+    _, first = np.unique(row_keys(packed), return_index=True)
     first = np.sort(first)
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {library}",
-        points=points[first].astype(np.float64),
+        points=unpack(packed[first], width).astype(np.float64),
         values=-scores[first],
         noise_std=noise_std,
         labels=np.array(smiles, dtype=object)[kept[first]],

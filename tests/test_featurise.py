@@ -1,0 +1,39 @@
+"""Chunked, multi-process featurisation: bit-packed fingerprints equal the unpacked ones, chunk
+boundaries and worker processes change nothing, and unparseable SMILES are reported by their
+place in the library."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trieste_scalable.problems import featurise
+from trieste_scalable.problems.featurise import fingerprint_library, score_library, unpack
+from trieste_scalable.problems.molecules import OBJECTIVES, fingerprints, load_smiles, parse
+
+
+@pytest.mark.parametrize("kind, width", [("bits", 1024), ("counts", 3 * 512)])
+def test_packed_fingerprints_unpack_to_rdkit_fingerprints(kind: str, width: int) -> None:
+    smiles = load_smiles("moses-20k")[:30]
+    size = 1024 if kind == "bits" else 512
+    kept, packed = fingerprint_library(smiles, kind, size=size)
+    assert packed.dtype == np.uint8 and packed.shape == (30, width // 8)
+    np.testing.assert_array_equal(kept, np.arange(30))
+    dense = fingerprints(parse(smiles)[0], kind, size=size)
+    np.testing.assert_array_equal(unpack(packed, width), dense)
+
+
+def test_chunks_and_processes_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    smiles = load_smiles("moses-20k")[:40]
+    smiles[3], smiles[22] = "C1CC", "not_a_molecule"  # one in the first and third chunks
+    monkeypatch.setattr(featurise, "CHUNK_SIZE", 7)
+    with pytest.raises(ValueError, match=r"2 SMILES .* #4 'C1CC', #23 'not_a_molecule'"):
+        fingerprint_library(smiles)
+    kept, packed = fingerprint_library(smiles, skip_invalid=True, processes=2)
+    np.testing.assert_array_equal(kept, np.setdiff1d(np.arange(40), [3, 22]))
+    valid = [smiles[i] for i in kept]
+    np.testing.assert_array_equal(unpack(packed, 1024), fingerprints(parse(valid)[0]))
+    scores = score_library(valid, "qed", processes=2)
+    np.testing.assert_allclose(scores, OBJECTIVES["qed"](parse(valid)[0]))
+    with pytest.raises(ValueError, match="no SMILES in the library could be parsed"):
+        fingerprint_library(["C1CC"] * 9, skip_invalid=True)
