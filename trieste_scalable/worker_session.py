@@ -103,7 +103,7 @@ def run_on_workers(
         records = WorkerRecords(*(np.zeros(0, dtype=int),) * 3, np.zeros(0))
         rng = np.random.default_rng(settings["seed"])
         ids = rng.choice(len(problem.points), settings["initial"], replace=False)
-        still, next_job = [Job(-1, 0, int(i)) for i in ids], 0
+        still, next_job = [Job(-1, 0, int(i)) for i in ids], 0  # numbered when submitted
     campaign = _Campaign(problem, settings, oracle, log, journal, records, next_job)
     return campaign.run(build, still, logdir / RULE_STATE)
 
@@ -158,7 +158,8 @@ class _Campaign:
                 if left > 0:
                     data = self._told()
                     model, rule = build(data, left)
-                    state = saved_rule_state(state_path, self.round)
+                    resumed = self.settings["resume"]
+                    state = saved_rule_state(state_path, self.round) if resumed else None
                     self._continue(evaluator, data, model, rule, state, later[:left], left)
         finally:
             evaluator.shutdown()
