@@ -15,6 +15,7 @@ from trieste.models import ProbabilisticModel
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
+from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
 from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
@@ -56,7 +57,12 @@ class BatchThompsonSampling(
     - On a :class:`~trieste.space.DiscreteSearchSpace` every candidate is scored for all B
       samples in chunks (features once per chunk, one matrix product) and each sample's argmin
       is taken. ``exclude_evaluated`` screens without replacement; ``distinct`` replaces a point
-      that an earlier sample of the batch already took by that sample's next best. Points
+      that an earlier sample of the batch already took by that sample's next best. With sign
+      features (the Tanimoto kernel's MinHash features), the features are drawn once per rule
+      (from ``seed``) and the candidates' features computed once and kept bit-packed
+      (:mod:`~trieste_scalable.sampling.feature_cache`): a batch then costs one pass of matrix
+      products, not a re-hash of the library; batches share the feature basis, their sample
+      weights are independent. Points
       still being evaluated (asynchronous use, :mod:`.pending`) are excluded from the
       candidates, and the samples are conditioned on them observed at their posterior mean
       (kriging believer, :mod:`.pathwise_source`), so a batch does not pile up around them.
@@ -109,6 +115,7 @@ class BatchThompsonSampling(
         self._max_refine_iterations = max_refine_iterations
         self._seed = seed
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
+        self._signs: dict[int, SignCache] = {}  # by scorer: cached candidate features
         self._candidates: Optional[tuple[tuple[int, int], PaddedCandidates]] = None
         self._evaluated = EvaluatedCandidates()
 
@@ -124,7 +131,7 @@ class BatchThompsonSampling(
         copy = object.__new__(type(self))
         memo[id(self)] = copy
         copy.__dict__.update(self.__dict__)
-        copy._scorers, copy._candidates = {}, None
+        copy._scorers, copy._candidates, copy._signs = {}, None, {}
         copy._evaluated = EvaluatedCandidates()
         return copy
 
@@ -163,7 +170,11 @@ class BatchThompsonSampling(
         source = pathwise_source(model, tf.constant(pending, dtype) if pending.size else None)
         scorer, paired = self._scorer(source)
         input_dim = int(space.dimension)
-        draws = scorer.features.draw(tf.constant(seeds[:2]), input_dim, dtype)
+        cached = isinstance(space, DiscreteSearchSpace) and scorer.features.signs_only
+        feature_seeds = np.random.default_rng([self._seed, 0, 7]).integers(2**31, size=2)
+        draws = scorer.features.draw(
+            tf.constant(feature_seeds if cached else seeds[:2]), input_dim, dtype
+        )
         weights = source.sample_weights(
             scorer.features, draws, self._num_query_points, tf.constant(seeds[2:])
         )
@@ -204,7 +215,15 @@ class BatchThompsonSampling(
             return no_points(space)
         # fewer candidates left than the batch: the batch shrinks to them (the last batch)
         needed = min(self._num_query_points, allowed) if self._distinct else 1
-        values, index = scorer.lowest(candidates, tf.constant(excluded), draws, weights, needed)
+        signs = None
+        if scorer.features.signs_only:  # computed once: the draws are fixed (see _batch)
+            cache = self._signs.setdefault(
+                id(scorer), SignCache(scorer.features, scorer.chunk_size)
+            )
+            signs = cache(draws, candidates.points)
+        values, index = scorer.lowest(
+            candidates, tf.constant(excluded), draws, weights, needed, signs
+        )
         index = index.numpy()
         chosen = _first_free(index[:needed]) if self._distinct else index[:, 0]
         return tf.gather(space.points, chosen)

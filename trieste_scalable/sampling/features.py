@@ -51,6 +51,12 @@ class FeatureMap:
     max_rows: int | None = None
     """Largest chunk of inputs a call should get (None: any), for maps with big intermediates."""
 
+    signs_only: bool = False
+    """Whether the features are ``amplitude() * signs(draws, x)`` with signs in {-1, +1} (rows
+    of zeros allowed) that do not depend on the kernel's hyperparameters: then the signs of a
+    fixed candidate set can be computed once and kept bit-packed
+    (:mod:`~trieste_scalable.sampling.feature_cache`)."""
+
     def __init__(self, kernel: Any, num_features: int):
         if num_features <= 0:
             raise ValueError(f"num_features must be positive, got {num_features}")
@@ -64,6 +70,14 @@ class FeatureMap:
     def __call__(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
         """Features of ``x`` [N, D]: [N, F]."""
         raise NotImplementedError
+
+    def amplitude(self, dtype: tf.DType) -> tf.Tensor:
+        """The features' scale [] (maps with ``signs_only``)."""
+        raise NotImplementedError(f"{type(self).__name__} features are not signs")
+
+    def signs(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
+        """The features over their scale [N, F] (maps with ``signs_only``)."""
+        raise NotImplementedError(f"{type(self).__name__} features are not signs")
 
 
 class FourierFeatures(FeatureMap):
@@ -135,6 +149,7 @@ class TanimotoFeatures(FeatureMap):
     """
 
     max_rows = 256
+    signs_only = True
 
     def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
         # A random permutation of the bits per feature, as int16 ranks laid out [D, F] (so the
@@ -147,6 +162,15 @@ class TanimotoFeatures(FeatureMap):
         return ranks, order, tf.cast(2 * bits - 1, dtype)
 
     def __call__(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
+        return self.amplitude(x.dtype) * self.signs(draws, x)
+
+    def amplitude(self, dtype: tf.DType) -> tf.Tensor:
+        """sqrt(sigma^2 / F) []."""
+        return tf.sqrt(tf.cast(self.kernel.variance, dtype) / self.num_features)
+
+    def signs(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
+        """The random signs of each row's MinHash values [N, F] (a row of zeros for an empty
+        fingerprint)."""
         ranks, order, signs = draws
         on = tf.cast(x > 0, tf.int32)
         most_bits = tf.maximum(tf.reduce_max(tf.reduce_sum(on, axis=-1)), 1)
@@ -159,8 +183,7 @@ class TanimotoFeatures(FeatureMap):
         hashes = tf.gather(order, tf.transpose(first_rank), batch_dims=1)  # [F, N]
         chosen = tf.gather(signs, hashes, batch_dims=1)  # [F, N]
         nonempty = tf.cast(tf.reduce_any(valid, axis=-1), x.dtype)[:, None]
-        amplitude = tf.sqrt(tf.cast(self.kernel.variance, x.dtype) / self.num_features)
-        return amplitude * tf.transpose(chosen) * nonempty  # [N, F]
+        return tf.transpose(chosen) * nonempty  # [N, F]
 
 
 def feature_map_for(kernel: Any, num_features: int) -> FeatureMap:

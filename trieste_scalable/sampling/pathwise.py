@@ -18,7 +18,7 @@ independent whatever the global TF seed is. Pure TensorFlow: no Trieste imports.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 import tensorflow as tf
 from check_shapes import check_shapes
@@ -152,16 +152,22 @@ MeanFunction = Callable[[tf.Tensor], tf.Tensor]
 """Maps [N, D] to the prior mean [N, 1] (a GPflow mean function)."""
 
 
-@check_shapes("x: [N, D]", "return: [N, B]")
+@check_shapes("x: [N, D]", "prior_features: [N, F] if prior_features is not None", "return: [N, B]")
 def evaluate(
     features: FeatureMap,
     mean_function: MeanFunction,
     draws: Draws,
     weights: PathwiseWeights,
     x: tf.Tensor,
+    prior_features: Optional[tf.Tensor] = None,
 ) -> tf.Tensor:
-    """All B samples at every point of ``x``: two matrix products, [N, B]."""
-    prior = tf.matmul(features(draws, x), weights.prior)
+    """All B samples at every point of ``x``: two matrix products, [N, B].
+
+    :param prior_features: ``features(draws, x)``, if already known (cached).
+    """
+    if prior_features is None:
+        prior_features = features(draws, x)
+    prior = tf.matmul(prior_features, weights.prior)
     update = tf.matmul(features.kernel(x, weights.centres), weights.update)
     return mean_function(x) + prior + update
 

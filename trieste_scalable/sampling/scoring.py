@@ -9,11 +9,12 @@ so every chunk has the same shape.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 import tensorflow as tf
 
+from .feature_cache import PackedSigns, unpack
 from .features import Draws, FeatureMap
 from .pathwise import MeanFunction, PathwiseWeights, evaluate
 
@@ -66,11 +67,11 @@ class ChunkedSampleScorer:
         self.features = features
         self.mean_function = mean_function
         self.chunk_size = min(chunk_size, features.max_rows or chunk_size)
-        self._compiled: Any = None
+        self._compiled: dict[bool, Any] = {}  # by whether sign features are cached
 
     @property
     def tracing_count(self) -> int:
-        return 0 if self._compiled is None else self._compiled.experimental_get_tracing_count()
+        return sum(f.experimental_get_tracing_count() for f in self._compiled.values())
 
     def lowest(
         self,
@@ -79,20 +80,27 @@ class ChunkedSampleScorer:
         draws: Draws,
         weights: PathwiseWeights,
         k: int,
+        signs: Optional[PackedSigns] = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
         """:param excluded: True for candidates no sample may pick [N_pad].
+        :param signs: The candidates' cached sign features under ``draws`` (for a map with
+            ``signs_only``): used instead of computing the features.
         :return: Values [B, k] (ascending; +inf where fewer than k candidates are allowed) and
             candidate indices [B, k]."""
         num = int(candidates.points.shape[0]) - int(np.sum(candidates.padding.numpy()))
         rows = PaddedCandidates.chunk_rows(num, self.chunk_size)
-        args = (candidates.points, excluded | candidates.padding, draws, weights, k, rows)
-        if self._compiled is None:
+        args: tuple = (candidates.points, excluded | candidates.padding, draws, weights, k, rows)
+        cached = signs is not None
+        if cached:
+            args += (signs,)
+        if cached not in self._compiled:
             signature = tf.nest.map_structure(
                 lambda t: tf.TensorSpec([None] * len(t.shape), t.dtype),
                 tuple(tf.nest.map_structure(tf.convert_to_tensor, args)),
             )
-            self._compiled = tf.function(self._lowest, input_signature=signature)
-        values, indices = self._compiled(*args)
+            body = self._lowest_cached if cached else self._lowest
+            self._compiled[cached] = tf.function(body, input_signature=signature)
+        values, indices = self._compiled[cached](*args)
         return -values, indices
 
     def _lowest(
@@ -104,25 +112,61 @@ class ChunkedSampleScorer:
         k: tf.Tensor,
         chunk: tf.Tensor,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        num_chunks = tf.shape(points)[0] // chunk
-        num_samples = tf.shape(weights.prior)[1]
-        minus_inf = tf.constant(-np.inf, points.dtype)
-        best = tf.fill([num_samples, k], minus_inf)  # negated values: top_k finds the lowest
-        best_index = tf.zeros([num_samples, k], tf.int32)
-
-        def body(i: tf.Tensor, best: tf.Tensor, best_index: tf.Tensor) -> tuple[tf.Tensor, ...]:
-            start = i * chunk
+        def values(start: tf.Tensor) -> tf.Tensor:
             x = tf.slice(points, [start, 0], [chunk, tf.shape(points)[1]])
-            skip = tf.slice(excluded, [start], [chunk])
-            scores = -tf.transpose(evaluate(self.features, self.mean_function, draws, weights, x))
-            scores = tf.where(skip[None, :], minus_inf, scores)  # [B, C]
-            index = tf.broadcast_to(tf.range(start, start + chunk)[None, :], tf.shape(scores))
-            merged = tf.concat([best, scores], axis=1)
-            merged_index = tf.concat([best_index, index], axis=1)
-            top = tf.math.top_k(merged, k=k, sorted=True)
-            return i + 1, top.values, tf.gather(merged_index, top.indices, batch_dims=1)
+            return evaluate(self.features, self.mean_function, draws, weights, x)
 
-        _, best, best_index = tf.while_loop(
-            lambda i, *_: i < num_chunks, body, [tf.constant(0), best, best_index]
-        )
-        return best, best_index
+        return _running_top_k(values, excluded, k, chunk, tf.shape(weights.prior)[1])
+
+    def _lowest_cached(
+        self,
+        points: tf.Tensor,
+        excluded: tf.Tensor,
+        draws: Draws,
+        weights: PathwiseWeights,
+        k: tf.Tensor,
+        chunk: tf.Tensor,
+        signs: PackedSigns,
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        amplitude = self.features.amplitude(points.dtype)
+
+        def values(start: tf.Tensor) -> tf.Tensor:
+            x = tf.slice(points, [start, 0], [chunk, tf.shape(points)[1]])
+            rows = PackedSigns(
+                tf.slice(signs.bits, [start, 0], [chunk, tf.shape(signs.bits)[1]]),
+                tf.slice(signs.nonzero, [start], [chunk]),
+            )
+            prior = amplitude * unpack(rows, self.features.num_features)
+            return evaluate(self.features, self.mean_function, draws, weights, x, prior)
+
+        return _running_top_k(values, excluded, k, chunk, tf.shape(weights.prior)[1])
+
+
+def _running_top_k(
+    values: Callable[[tf.Tensor], tf.Tensor],
+    excluded: tf.Tensor,
+    k: tf.Tensor,
+    chunk: tf.Tensor,
+    num_samples: tf.Tensor,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The k largest negated ``values(start)`` [C, B] per sample over every chunk (in-graph
+    loop), skipping ``excluded`` candidates: negated values [B, k] and their indices [B, k]."""
+    num_chunks = tf.shape(excluded)[0] // chunk
+    minus_inf = tf.constant(-np.inf, values(0).dtype)
+    best = tf.fill([num_samples, k], minus_inf)  # negated values: top_k finds the lowest
+    best_index = tf.zeros([num_samples, k], tf.int32)
+
+    def body(i: tf.Tensor, best: tf.Tensor, best_index: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        start = i * chunk
+        skip = tf.slice(excluded, [start], [chunk])
+        scores = tf.where(skip[None, :], minus_inf, -tf.transpose(values(start)))  # [B, C]
+        index = tf.broadcast_to(tf.range(start, start + chunk)[None, :], tf.shape(scores))
+        merged = tf.concat([best, scores], axis=1)
+        merged_index = tf.concat([best_index, index], axis=1)
+        top = tf.math.top_k(merged, k=k, sorted=True)
+        return i + 1, top.values, tf.gather(merged_index, top.indices, batch_dims=1)
+
+    _, best, best_index = tf.while_loop(
+        lambda i, *_: i < num_chunks, body, [tf.constant(0), best, best_index]
+    )
+    return best, best_index

@@ -1,0 +1,79 @@
+"""Cached, bit-packed sign features: packing is lossless, scoring with the cache equals scoring
+with features computed per chunk, and batch Thompson sampling with a Tanimoto kernel computes the
+library's features once (a fixed draw per rule) and then only reuses them."""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+from trieste.data import Dataset
+from trieste.space import DiscreteSearchSpace
+
+from trieste_scalable.acquisition import BatchThompsonSampling
+from trieste_scalable.acquisition.pathwise_source import pathwise_source
+from trieste_scalable.kernels import Tanimoto
+from trieste_scalable.models import AdaptiveSVGP
+from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
+from trieste_scalable.sampling import ChunkedSampleScorer, PaddedCandidates, TanimotoFeatures
+from trieste_scalable.sampling.feature_cache import SignCache, pack, unpack
+
+
+def _library(num: int) -> np.ndarray:
+    bits = fingerprints(parse(load_smiles("moses-20k")[:num])[0], size=256).astype(np.float64)
+    bits[5] = 0.0  # an empty fingerprint: a row of zero features
+    return np.unique(bits, axis=0)
+
+
+def test_packing_signs_is_lossless_for_any_number_of_features() -> None:
+    x = tf.constant(_library(60))
+    for num_features in (8, 13, 100):
+        features = TanimotoFeatures(Tanimoto(variance=2.0), num_features)
+        draws = features.draw(tf.constant([1, 2]), 256, tf.float64)
+        signs = features.signs(draws, x)
+        packed = pack(signs)
+        assert packed.bits.dtype == tf.uint8 and packed.bits.shape == (60, -(-num_features // 8))
+        np.testing.assert_array_equal(unpack(packed, num_features), signs)
+        assert float(tf.reduce_min(tf.reduce_sum(tf.abs(signs), axis=1))) == 0.0  # empty row
+        np.testing.assert_allclose(features(draws, x), features.amplitude(tf.float64) * signs)
+
+
+def _model_and_space(num: int) -> tuple[AdaptiveSVGP, DiscreteSearchSpace, Dataset]:
+    points = _library(num)
+    rng = np.random.default_rng(0)
+    y = points[:, :20].sum(axis=1, keepdims=True) + 0.1 * rng.normal(size=(len(points), 1))
+    data = Dataset(tf.constant(points[:40]), tf.constant(y[:40]))
+    model = AdaptiveSVGP(Tanimoto(variance=1.0), 0.01, data, inducing=20, fit_hyperparameters=False)
+    return model, DiscreteSearchSpace(tf.constant(points)), data
+
+
+def test_scoring_with_cached_signs_equals_scoring_with_features() -> None:
+    model, space, _ = _model_and_space(300)
+    source = pathwise_source(model)
+    features = TanimotoFeatures(source.kernel, 64)
+    draws = features.draw(tf.constant([3, 4]), 256, tf.float64)
+    weights = source.sample_weights(features, draws, 6, tf.constant([5, 6]))
+    scorer = ChunkedSampleScorer(features, source.mean_function, chunk_size=50)
+    candidates = PaddedCandidates.build(space.points, 50)
+    excluded = tf.zeros_like(candidates.padding)
+    signs = SignCache(features, 50)(draws, candidates.points)
+    plain = scorer.lowest(candidates, excluded, draws, weights, 3)
+    cached = scorer.lowest(candidates, excluded, draws, weights, 3, signs)
+    np.testing.assert_allclose(cached[0], plain[0], rtol=1e-12)
+    np.testing.assert_array_equal(cached[1], plain[1])
+
+
+def test_thompson_sampling_hashes_the_library_once() -> None:
+    model, space, data = _model_and_space(400)
+    rule = BatchThompsonSampling(5, num_features=64, chunk_size=64, exclude_evaluated=True)
+    state, evaluated = None, data
+    for _ in range(4):
+        state, batch = rule.acquire_single(space, model, evaluated)(state)
+        y = tf.reduce_sum(batch[:, :20], axis=1, keepdims=True)
+        evaluated = evaluated + Dataset(batch, y)
+        model.update(evaluated)
+    (cache,) = rule._signs.values()
+    assert cache._compiled.experimental_get_tracing_count() <= 2  # whole chunks, the last one
+    packed_once = cache._packed
+    rule.acquire_single(space, model, evaluated)(state)
+    assert cache._packed is packed_once  # reused, not recomputed
+    assert len({tuple(p) for p in evaluated.query_points.numpy()}) == 40 + 20  # no repeats

@@ -1,0 +1,78 @@
+"""Random sign features of a fixed candidate set, computed once and kept bit-packed.
+
+For a feature map whose features are an amplitude times signs that do not depend on the kernel's
+hyperparameters (``FeatureMap.signs_only``: the Tanimoto MinHash features), the signs of every
+candidate under fixed draws are computed once, in chunks, and stored one bit each ([N, F / 8]
+uint8, 125 bytes a candidate at F = 1,000, plus a flag for all-zero rows). Scoring then unpacks
+one chunk at a time: a batch of Thompson samples costs one pass of matrix products over the
+library instead of re-hashing every candidate (:class:`~.scoring.ChunkedSampleScorer`). The
+unpacked features are exactly the ones :meth:`~.features.TanimotoFeatures.signs` computes.
+Pure TensorFlow.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from .features import Draws, FeatureMap
+
+_BIT_VALUES = tf.constant([128, 64, 32, 16, 8, 4, 2, 1], tf.int32)
+_SHIFTS = tf.constant([7, 6, 5, 4, 3, 2, 1, 0], tf.uint8)
+
+
+class PackedSigns(NamedTuple):
+    """Sign features of N rows.
+
+    :ivar bits: Bit j of row n (most significant first) set where sign j is +1 [N, ceil(F / 8)].
+    :ivar nonzero: 1 where the row's features are signs, 0 where they are all zero [N].
+    """
+
+    bits: tf.Tensor
+    nonzero: tf.Tensor
+
+
+def pack(signs: tf.Tensor) -> PackedSigns:
+    """Pack sign features [N, F] (rows in {-1, +1}^F or all zero)."""
+    num_features = tf.shape(signs)[1]
+    positive = tf.cast(signs > 0, tf.int32)
+    padded = tf.pad(positive, [[0, 0], [0, -num_features % 8]])
+    octets = tf.reshape(padded, [tf.shape(signs)[0], -1, 8])
+    bits = tf.cast(tf.reduce_sum(octets * _BIT_VALUES, axis=-1), tf.uint8)
+    return PackedSigns(bits, tf.cast(tf.reduce_any(signs != 0, axis=-1), signs.dtype))
+
+
+def unpack(packed: PackedSigns, num_features: int) -> tf.Tensor:
+    """The sign features [N, F] of ``packed`` (in the dtype of ``packed.nonzero``)."""
+    bits = tf.bitwise.bitwise_and(tf.bitwise.right_shift(packed.bits[:, :, None], _SHIFTS), 1)
+    flat = tf.reshape(bits, [tf.shape(bits)[0], -1])[:, :num_features]
+    return (2 * tf.cast(flat, packed.nonzero.dtype) - 1) * packed.nonzero[:, None]
+
+
+class SignCache:
+    """The packed signs of one candidate set under one draw, computed on first use.
+
+    :param features: A map with ``signs_only``.
+    :param chunk_size: Rows per chunk while computing.
+    """
+
+    def __init__(self, features: FeatureMap, chunk_size: int):
+        if not features.signs_only:
+            raise ValueError(f"{type(features).__name__} features depend on hyperparameters")
+        self.features, self.chunk_size = features, chunk_size
+        self._points: tf.Tensor | None = None
+        self._packed: PackedSigns | None = None
+        self._compiled = tf.function(lambda draws, x: pack(features.signs(draws, x)))
+
+    def __call__(self, draws: Draws, points: tf.Tensor) -> PackedSigns:
+        """The packed signs of ``points`` [N, D] under ``draws``, computed for the first call
+        with this very ``points`` tensor (the draws must not change between calls)."""
+        if self._packed is None or points is not self._points:
+            parts = [
+                self._compiled(draws, points[start : start + self.chunk_size])
+                for start in range(0, int(points.shape[0]), self.chunk_size)
+            ]
+            self._packed = PackedSigns(*(tf.concat(list(p), axis=0) for p in zip(*parts)))
+            self._points = points
+        return self._packed
