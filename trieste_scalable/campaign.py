@@ -321,6 +321,7 @@ def _log_batch(
 
 
 def progress_bar(total: int, enabled: bool, initial: int = 0) -> Any:
+    """A tqdm bar of evaluations (disabled with ``--quiet``)."""
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, disable=not enabled, unit="eval", dynamic_ncols=True)

@@ -208,6 +208,7 @@ def saved_rule_state(path: Path, logged_batches: int) -> Any:
 
 
 def refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
+    """:raise UsageError: If the directory already holds a campaign (settings or a log)."""
     if saved.exists() or log.path.exists():
         raise UsageError(
             f"{saved.parent} already holds a campaign: pass --resume to continue it, or choose "
@@ -216,6 +217,12 @@ def refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
 
 
 def check_same_campaign(saved: Path, settings: dict[str, Any], library_hash: str) -> None:
+    """Check that a resumed campaign has its original settings (bar :data:`RESUMABLE`) and
+    library.
+
+    :raise UsageError: On changed settings.
+    :raise CampaignError: On a damaged settings file or a changed library.
+    """
     try:
         original = json.loads(saved.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
