@@ -116,6 +116,8 @@ class BatchThompsonSampling(
         self._seed = seed
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
         self._signs: dict[int, SignCache] = {}  # by scorer: cached candidate features
+        # the one draw of sign features (see the class docstring), apart from the batch seeds
+        self._sign_seeds = np.random.default_rng([seed, 0, 7]).integers(2**31, size=2)
         self._candidates: Optional[tuple[tuple[int, int], PaddedCandidates]] = None
         self._evaluated = EvaluatedCandidates()
 
@@ -171,9 +173,8 @@ class BatchThompsonSampling(
         scorer, paired = self._scorer(source)
         input_dim = int(space.dimension)
         cached = isinstance(space, DiscreteSearchSpace) and scorer.features.signs_only
-        feature_seeds = np.random.default_rng([self._seed, 0, 7]).integers(2**31, size=2)
         draws = scorer.features.draw(
-            tf.constant(feature_seeds if cached else seeds[:2]), input_dim, dtype
+            tf.constant(self._sign_seeds if cached else seeds[:2]), input_dim, dtype
         )
         weights = source.sample_weights(
             scorer.features, draws, self._num_query_points, tf.constant(seeds[2:])
