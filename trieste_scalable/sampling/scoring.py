@@ -98,8 +98,7 @@ class ChunkedSampleScorer:
                 lambda t: tf.TensorSpec([None] * len(t.shape), t.dtype),
                 tuple(tf.nest.map_structure(tf.convert_to_tensor, args)),
             )
-            body = self._lowest_cached if cached else self._lowest
-            self._compiled[cached] = tf.function(body, input_signature=signature)
+            self._compiled[cached] = tf.function(self._lowest, input_signature=signature)
         values, indices = self._compiled[cached](*args)
         return -values, indices
 
@@ -111,32 +110,18 @@ class ChunkedSampleScorer:
         weights: PathwiseWeights,
         k: tf.Tensor,
         chunk: tf.Tensor,
+        signs: Optional[PackedSigns] = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
         def values(start: tf.Tensor) -> tf.Tensor:
             x = tf.slice(points, [start, 0], [chunk, tf.shape(points)[1]])
-            return evaluate(self.features, self.mean_function, draws, weights, x)
-
-        return _running_top_k(values, excluded, k, chunk, tf.shape(weights.prior)[1])
-
-    def _lowest_cached(
-        self,
-        points: tf.Tensor,
-        excluded: tf.Tensor,
-        draws: Draws,
-        weights: PathwiseWeights,
-        k: tf.Tensor,
-        chunk: tf.Tensor,
-        signs: PackedSigns,
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        amplitude = self.features.amplitude(points.dtype)
-
-        def values(start: tf.Tensor) -> tf.Tensor:
-            x = tf.slice(points, [start, 0], [chunk, tf.shape(points)[1]])
-            rows = PackedSigns(
-                tf.slice(signs.bits, [start, 0], [chunk, tf.shape(signs.bits)[1]]),
-                tf.slice(signs.nonzero, [start], [chunk]),
-            )
-            prior = amplitude * unpack(rows, self.features.num_features)
+            prior = None
+            if signs is not None:  # the cached signs of these rows, scaled
+                rows = PackedSigns(
+                    tf.slice(signs.bits, [start, 0], [chunk, tf.shape(signs.bits)[1]]),
+                    tf.slice(signs.nonzero, [start], [chunk]),
+                )
+                amplitude = self.features.amplitude(points.dtype)
+                prior = amplitude * unpack(rows, self.features.num_features)
             return evaluate(self.features, self.mean_function, draws, weights, x, prior)
 
         return _running_top_k(values, excluded, k, chunk, tf.shape(weights.prior)[1])
