@@ -53,6 +53,7 @@ from .session import (
 from .worker_log import InFlight, Job, WorkerLog, WorkerRecords
 
 IN_FLIGHT = "in_flight.json"
+LOG_EVERY_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,10 @@ class _Campaign:
         self.submitted = 0  # this run's submissions (the evaluator's next key)
         self.busy = 0.0
         self.errors: set[str] = set()  # this run's distinct failure messages
+        told = np.isfinite(records.observed)
+        self.best = float(records.observed[told].min()) if told.any() else np.inf
+        self.failures = int(np.sum(~told))
+        self.logged_at = -np.inf  # when the scalars were last written
         self.writer = tf.summary.create_file_writer(settings["logdir"])
         done = int(np.sum(records.batches > 0))
         self.bar = progress_bar(settings["budget"], not settings["quiet"], initial=done)
@@ -161,6 +166,7 @@ class _Campaign:
                     resumed = self.settings["resume"]
                     state = saved_rule_state(state_path, self.round) if resumed else None
                     self._continue(evaluator, data, model, rule, state, later[:left], left)
+                self._log_scalars([])  # the final figures, whenever the last were written
         finally:
             evaluator.shutdown()
             self.bar.close()
@@ -256,10 +262,17 @@ class _Campaign:
             self.observed.append(np.nan if e.failed else float(e.value))  # type: ignore[arg-type]
             self.busy += e.finished - e.started
             self.errors |= {e.error} if e.failed else set()
+            self.failures += e.failed
+            self.best = self.best if e.failed else min(self.best, float(e.value))  # type: ignore[arg-type]
         self.bar.update(sum(job.batch > 0 for job in jobs))
-        best = self._best_score()
-        self.bar.set_postfix(best=f"{best:.4g}", in_flight=len(self.in_flight))
-        self._log_scalars(evaluations, best)
+        self.bar.set_postfix(best=f"{self.best_score:.4g}", in_flight=len(self.in_flight))
+        if time.time() - self.logged_at >= LOG_EVERY_SECONDS:
+            self._log_scalars(evaluations)
+
+    @property
+    def best_score(self) -> float:
+        """The oracle's best value so far (NaN before any)."""
+        return self.oracle.score(self.best) if np.isfinite(self.best) else np.nan
 
     def _told(self) -> Dataset:
         told = np.isfinite(self.observed)
@@ -267,25 +280,22 @@ class _Campaign:
         y = np.asarray(self.observed)[told][:, None]
         return Dataset(points, tf.constant(y, dtype=points.dtype))
 
-    def _best_score(self) -> float:
-        observed = np.asarray(self.observed)
-        if not np.isfinite(observed).any():
-            return np.nan
-        return self.oracle.score(float(np.nanmin(observed)))
-
-    def _log_scalars(self, evaluations: list[Evaluation], best: float) -> None:
+    def _log_scalars(self, evaluations: list[Evaluation]) -> None:
+        """TensorBoard scalars (at most every :data:`LOG_EVERY_SECONDS`: recall sorts the
+        library, and results may come dozens a second)."""
+        self.logged_at = time.time()
         step = len(self.jobs)
         logging.set_step_number(step)  # the rules' statistics, logged at their next proposal
         elapsed = max(time.time() - self.start, 1e-9)
-        failures = int(np.sum(~np.isfinite(self.observed)))
         with self.writer.as_default(step=step):
             logging.scalar("campaign/evaluations", step)
-            logging.scalar("campaign/best_score", best)
+            logging.scalar("campaign/best_score", self.best_score)
             logging.scalar("workers/utilisation", self.busy / (self.settings["workers"] * elapsed))
             logging.scalar("workers/in_flight", len(self.in_flight))
-            logging.scalar("workers/failures", failures)
-            latency = [e.finished - e.started for e in evaluations]
-            logging.scalar("workers/latency_seconds", float(np.mean(latency)))
+            logging.scalar("workers/failures", self.failures)
+            if evaluations:
+                latency = [e.finished - e.started for e in evaluations]
+                logging.scalar("workers/latency_seconds", float(np.mean(latency)))
             if bool(np.all(np.isfinite(self.problem.values))):
                 ids = np.asarray(self.ids)[np.isfinite(self.observed)]
                 for name, value in self.problem.metrics(ids).items():
