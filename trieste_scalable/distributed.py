@@ -112,11 +112,6 @@ class RayEvaluator:
         """Evaluations submitted and not returned yet."""
         return len(self._in_flight)
 
-    @property
-    def submitted(self) -> int:
-        """Evaluations submitted so far (the next key)."""
-        return self._submitted
-
     def submit(self, point: np.ndarray, payload: Any = None) -> int:
         """Start evaluating ``point`` [D]; returns its key (0, 1, 2, ... in submission order).
 

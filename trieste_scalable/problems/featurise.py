@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from .molecules import OBJECTIVES, fingerprints
+from .molecules import OBJECTIVES, fingerprint_width, fingerprints
 
 CHUNK_SIZE = 2_000
 
@@ -104,7 +104,7 @@ def _fingerprint_chunk(smiles: Sequence[str], settings: tuple) -> tuple[list[int
     molecules, failed = _parsed(smiles)
     valid = [m for m in molecules if m is not None]
     if not valid:
-        width = fingerprints(_parsed(["C"])[0], kind, radius, size).shape[1]
+        width = fingerprint_width(kind, size)
         return failed, np.zeros((0, math.ceil(width / 8)), dtype=np.uint8)
     return failed, np.packbits(fingerprints(valid, kind, radius, size), axis=1)
 

@@ -100,6 +100,11 @@ def fingerprints(
     raise ValueError(f"fingerprint kind must be 'bits' or 'counts', got {kind!r}")
 
 
+def fingerprint_width(kind: str, size: int) -> int:
+    """Columns of :func:`fingerprints` of ``kind`` with ``size`` bits."""
+    return size * (COUNT_CAP if kind == "counts" else 1)
+
+
 def unary_counts(counts: np.ndarray, cap: int = COUNT_CAP) -> np.ndarray:
     """Unary encoding [N, D * cap]: column block j holds ``counts >= j + 1``."""
     return np.concatenate([counts >= level for level in range(1, cap + 1)], axis=1).astype(np.uint8)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..numerics.rows import row_keys
 from .featurise import fingerprint_library, score_library, unpack
-from .molecules import COUNT_CAP, OBJECTIVES, cached, load_smiles
+from .molecules import OBJECTIVES, cached, fingerprint_width, load_smiles
 from .synthetic import DiscreteProblem
 
 
@@ -106,7 +106,7 @@ def screening_problem(
         lambda: featurise()["kept"],
         lambda value: _valid_kept(value, len(smiles)),
     )
-    width = size * (COUNT_CAP if fingerprint == "counts" else 1)
+    width = fingerprint_width(fingerprint, size)
     packed = cached(
         "packed-fingerprints",
         f"{key}|{skip_invalid}|{fingerprint}|{radius}|{size}",
