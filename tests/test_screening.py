@@ -1,5 +1,7 @@
 """Molecules: fingerprints, the property oracle, libraries and the screening problem."""
 
+import gzip
+import importlib.util
 import math
 from pathlib import Path
 
@@ -8,6 +10,7 @@ import pytest
 from rdkit import Chem
 from rdkit.Chem import QED, Crippen, rdFingerprintGenerator, rdMolDescriptors
 
+from trieste_scalable.packed_space import PackedSearchSpace
 from trieste_scalable.problems.molecules import (
     CELECOXIB,
     celecoxib_mpo,
@@ -17,7 +20,7 @@ from trieste_scalable.problems.molecules import (
     qed,
     unary_counts,
 )
-from trieste_scalable.problems.screening import screening_problem
+from trieste_scalable.problems.screening import PackedFingerprints, screening_problem
 
 ASPIRIN = "CC(=O)Oc1ccccc1C(=O)O"
 
@@ -92,6 +95,15 @@ def test_screening_problem_deduplicates_and_scores_recall(tmp_path: Path) -> Non
         problem.recall_curve(np.array([5, top[0], top[0], top[1]]), 0.01), [0, 1 / 3, 1 / 3, 2 / 3]
     )
     np.testing.assert_array_equal(problem.indices(problem.points[[7, 3]]), [7, 3])
+    # candidates stay bit-packed and read back as the fingerprints themselves
+    dense = fingerprints(parse(smiles + [CELECOXIB])[0], "bits", radius=2, size=1024)
+    np.testing.assert_array_equal(problem.points[[0, 200]], dense[[0, 200]])
+    np.testing.assert_array_equal(problem.points[200], dense[200])
+    assert isinstance(problem.points, PackedFingerprints) and problem.points.shape == (201, 1024)
+    assert problem.points.bits.nbytes == 201 * 128  # a bit a fingerprint position
+    space = problem.search_space
+    assert isinstance(space, PackedSearchSpace) and space is problem.search_space  # built once
+    np.testing.assert_array_equal(space.rows.gather([200]), dense[[200]])
     again = screening_problem(str(library), "celecoxib-mpo")  # from the cache
     np.testing.assert_array_equal(again.values, problem.values)
     with pytest.raises(ValueError, match="unknown objective"):
@@ -131,3 +143,21 @@ def test_tanimoto_kernel_in_our_models_matches_gpflow_gpr() -> None:
         pred_mean, pred_var = model.predict(tf.constant(x[60:]))
         np.testing.assert_allclose(pred_mean, ref_mean, atol=1e-6)
         np.testing.assert_allclose(pred_var, ref_var, atol=1e-7)
+
+
+def test_moses_full_is_read_from_the_molsets_data_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(ValueError, match="pip install --no-deps molsets"):
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+        load_smiles("moses-full")
+    monkeypatch.undo()
+    data = tmp_path / "site" / "moses" / "dataset" / "data"
+    data.mkdir(parents=True)
+    (data.parents[1] / "__init__.py").write_text("raise ImportError('needs torch')\n")
+    parts = {"train": [ASPIRIN, CELECOXIB], "test": ["CCO"], "test_scaffolds": ["c1ccccc1"]}
+    for name, smiles in parts.items():
+        with gzip.open(data / f"{name}.csv.gz", "wt") as handle:
+            handle.write("SMILES,SPLIT\n" + "".join(f"{s},{name}\n" for s in smiles))
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    assert load_smiles("moses-full") == [ASPIRIN, CELECOXIB, "CCO", "c1ccccc1"]  # not imported

@@ -33,9 +33,10 @@ from .acquisition import (
     MiniGPEI,
     MiniGPUCB,
 )
-from .acquisition.candidates import EvaluatedCandidates
+from .acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
 from .acquisition.pending import Points, outstanding, proposed, rows_seen
 from .models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
+from .packed_space import take_rows
 from .problems import DiscreteProblem
 
 ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
@@ -81,7 +82,7 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
 
     def acquire(self, search_space, models, datasets=None):  # type: ignore[no-untyped-def]
         dataset = next(iter(datasets.values())) if datasets else None
-        evaluated = np.zeros(len(search_space.points), dtype=bool)
+        evaluated = np.zeros(num_candidates(search_space), dtype=bool)
         if self._exclude:
             evaluated = self._evaluated(search_space, dataset)
 
@@ -91,7 +92,8 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
             allowed = np.flatnonzero(~(evaluated | self._evaluated.among(search_space, pending)))
             size = min(self._batch_size, allowed.size)  # the last batch shrinks to what is left
             rng = np.random.default_rng([self._seed, state.num_batches])
-            batch = tf.gather(search_space.points, rng.choice(allowed, size=size, replace=False))
+            index = rng.choice(allowed, size=size, replace=False)
+            batch = take_rows(candidate_rows(search_space), index)
             seen = rows_seen(dataset)
             return RandomState(state.num_batches + 1, proposed(pending, batch), seen), batch
 

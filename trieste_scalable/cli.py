@@ -51,7 +51,7 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
 
 def _parser() -> argparse.ArgumentParser:
     from .problems import PROBLEMS
-    from .problems.molecules import BUILTIN_LIBRARIES, OBJECTIVES
+    from .problems.molecules import BUILTIN_LIBRARIES, MOSES_FULL, OBJECTIVES
 
     parser = argparse.ArgumentParser(
         prog="trieste-scalable", description="Scalable GP Bayesian optimisation with Trieste."
@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     screen.add_argument(
         "--library",
         default="moses-20k",
-        help=f"{' or '.join(BUILTIN_LIBRARIES)} (shipped) or a .smi/.csv file of SMILES",
+        help=f"{' or '.join(BUILTIN_LIBRARIES)} (shipped), {MOSES_FULL} (1.9 M molecules; "
+        "`pip install --no-deps molsets` first) or a .smi/.csv file of SMILES",
     )
     screen.add_argument(
         "--objective",

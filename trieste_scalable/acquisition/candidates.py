@@ -11,7 +11,8 @@ from trieste.observer import OBJECTIVE
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import Tag
 
-from ..numerics.rows import row_keys, rows_in
+from ..numerics.rows import row_keys
+from ..packed_space import PackedSearchSpace, Rows, pack_rows
 
 
 def objective_of(
@@ -37,11 +38,7 @@ def objective_of(
 
 
 def _check_dtypes(search_space: SearchSpace, model: Any, dataset: Optional[Dataset]) -> None:
-    dtypes = {}
-    if isinstance(search_space, DiscreteSearchSpace):
-        dtypes["search space"] = search_space.points.dtype
-    elif isinstance(search_space, Box):
-        dtypes["search space"] = search_space.lower.dtype
+    dtypes = {"search space": space_dtype(search_space)}
     if dataset is not None:
         dtypes["dataset"] = dataset.query_points.dtype
     if isinstance(getattr(model, "dtype", None), tf.DType):
@@ -49,6 +46,22 @@ def _check_dtypes(search_space: SearchSpace, model: Any, dataset: Optional[Datas
     if len(set(dtypes.values())) > 1:
         found = ", ".join(f"{name} {dtype.name}" for name, dtype in dtypes.items())
         raise TypeError(f"the search space, dataset and model must share one dtype; got {found}")
+
+
+def space_dtype(search_space: SearchSpace) -> tf.DType:
+    """The dtype of a search space's points (without touching a packed space's dense points)."""
+    if isinstance(search_space, PackedSearchSpace):
+        return search_space.dtype
+    if isinstance(search_space, DiscreteSearchSpace):
+        return search_space.points.dtype
+    return tf.convert_to_tensor(search_space.lower).dtype
+
+
+def candidate_rows(search_space: DiscreteSearchSpace) -> Rows:
+    """The candidates of a discrete space as rules read them: packed ones stay packed."""
+    if isinstance(search_space, PackedSearchSpace):
+        return search_space.rows
+    return search_space.points
 
 
 def check_search_space(search_space: SearchSpace) -> None:
@@ -68,10 +81,11 @@ def candidate_points(
     dataset: Optional[Dataset],
     pool_size: int,
     seed: int,
-) -> tf.Tensor:
+) -> Rows:
     """The candidates a rule scores this step [N, D]: the rules' one strategy for a ``Box``.
 
-    On a :class:`~trieste.space.DiscreteSearchSpace` every point is a candidate. On a
+    On a :class:`~trieste.space.DiscreteSearchSpace` every point is a candidate (kept packed in
+    a :class:`~trieste_scalable.packed_space.PackedSearchSpace`). On a
     :class:`~trieste.space.Box` a fresh uniform pool of ``pool_size`` points (drawn from
     ``seed``) plus the unique evaluated points ``dataset`` holds is used: a heuristic, since the
     papers' guarantees are for finite candidate sets only. The hallucinating rules score the
@@ -81,7 +95,7 @@ def candidate_points(
     """
     check_search_space(search_space)
     if isinstance(search_space, DiscreteSearchSpace):
-        return search_space.points
+        return candidate_rows(search_space)
     assert isinstance(search_space, Box)
     lower, upper = search_space.lower, search_space.upper
     rng = np.random.default_rng(seed)
@@ -95,7 +109,8 @@ def candidate_points(
 
 class EvaluatedCandidates:
     """Which candidates of a discrete search space have been evaluated (or are pending): the
-    rules that exclude them share this (row keys of the candidates are computed once per space)."""
+    rules that exclude them share this (row keys of the candidates are computed once per space;
+    those of a packed space are its packed rows, ``D / 8`` bytes each)."""
 
     def __init__(self) -> None:
         self._keys: tuple[int, np.ndarray] = (0, np.zeros(0))
@@ -113,12 +128,19 @@ class EvaluatedCandidates:
 
     def among(self, search_space: DiscreteSearchSpace, rows: Optional[np.ndarray]) -> np.ndarray:
         """Whether each candidate [N] appears among ``rows`` [K, D] (e.g. pending points)."""
-        points = search_space.points
         if rows is None or rows.shape[0] == 0:
-            return np.zeros(int(points.shape[0]), dtype=bool)
+            return np.zeros(num_candidates(search_space), dtype=bool)
+        if isinstance(search_space, PackedSearchSpace):
+            return np.isin(search_space.keys(), row_keys(pack_rows(rows)))
+        points = search_space.points
         if self._keys[0] != id(search_space):
             self._keys = (id(search_space), row_keys(points.numpy()))
-        return rows_in(self._keys[1], rows.astype(points.dtype.as_numpy_dtype))
+        return np.isin(self._keys[1], row_keys(rows.astype(points.dtype.as_numpy_dtype)))
+
+
+def num_candidates(search_space: DiscreteSearchSpace) -> int:
+    """The number of candidates of a discrete search space."""
+    return len(candidate_rows(search_space))
 
 
 class LazyArgmin:

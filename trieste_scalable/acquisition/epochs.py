@@ -34,10 +34,14 @@ from trieste.models.interfaces import ProbabilisticModel, SupportsGetObservation
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
-from .candidates import EvaluatedCandidates, check_search_space, objective_of
+from ..numerics.linalg import chunked_map
+from ..packed_space import take_rows
+from .candidates import EvaluatedCandidates, candidate_rows, check_search_space, objective_of
 from .confidence import ConfidenceWidth
 from .pending import Points, no_points, outstanding, proposed
 from .summaries import LogsStatistics
+
+_CHUNK = 4096  # candidates per prediction: memory stays bounded on large libraries
 
 
 @dataclass(frozen=True)
@@ -217,8 +221,9 @@ class EpochRule(
         """The epoch's candidate [1, D], its width and its incumbent (``None`` if every
         candidate left is pending)."""
         if isinstance(search_space, DiscreteSearchSpace):
-            beta = self._beta(model, int(search_space.points.shape[0]), evaluated)
-            mean, variance = model.predict(search_space.points)  # one prediction per epoch
+            rows = candidate_rows(search_space)
+            beta = self._beta(model, len(rows), evaluated)
+            mean, variance = chunked_map(model.predict, rows, _CHUNK)  # once per epoch
             incumbent = self._incumbent(model, dataset, mean[:, 0])
             scores = self._scores(mean[:, 0], variance[:, 0], beta, incumbent).numpy()
             if self._exclude_evaluated:
@@ -226,7 +231,7 @@ class EpochRule(
                 scores[self._evaluated.among(search_space, pending)] = np.inf
                 if not np.isfinite(scores).any():
                     return None
-            return tf.gather(search_space.points, [int(np.argmin(scores))]), beta, incumbent
+            return take_rows(rows, [int(np.argmin(scores))]), beta, incumbent
         assert isinstance(search_space, Box)  # heuristic: the paper assumes finite candidates
         beta = self._beta(model, 0, evaluated)
         incumbent = self._incumbent(model, dataset, None)

@@ -31,6 +31,7 @@ from trieste.models.interfaces import ProbabilisticModel
 from trieste.space import DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
+from ..packed_space import Rows, prepend_rows, take_rows
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .pending import Points, outstanding, proposed, rows_seen
@@ -172,7 +173,7 @@ class HallucinatedBatchRule(
     def _build_batch(
         self,
         model: SupportsHallucination,
-        candidates: tf.Tensor,
+        candidates: Rows,
         information: float,
         excluded: Optional[np.ndarray] = None,
         pending: Optional[np.ndarray] = None,
@@ -188,8 +189,8 @@ class HallucinatedBatchRule(
         self._check_posterior(posterior)
         exact = posterior.exact
         num_pending = 0 if pending is None else len(pending)
-        if num_pending:  # the pending points lead the candidates, never to be selected
-            candidates = tf.concat([tf.constant(pending, candidates.dtype), candidates], axis=0)
+        if pending is not None and num_pending:  # they lead the candidates, never selected
+            candidates = prepend_rows(pending, candidates)
         mean, s2_0 = (t.numpy() for t in posterior.batch_start_marginals(candidates))
         noise = posterior.noise
         threshold = self._stopping.ratio_threshold
@@ -197,7 +198,7 @@ class HallucinatedBatchRule(
         scoring_seconds = time.perf_counter() - start
 
         lazy = LazyArgmin(
-            mean, s2_0, alpha, lambda idx: posterior.variance(tf.gather(candidates, idx)).numpy()
+            mean, s2_0, alpha, lambda idx: posterior.variance(take_rows(candidates, idx)).numpy()
         )
         lazy.exclude(np.arange(num_pending))
         if excluded is not None:
@@ -222,7 +223,7 @@ class HallucinatedBatchRule(
             full = len(chosen) >= (self._max_batch_size or np.inf)
             if stop or full or (not self._allow_repeats and len(chosen) == selectable):
                 break
-            posterior.add(tf.gather(candidates, [index]))
+            posterior.add(take_rows(candidates, [index]))
             lazy.invalidate()
             if not self._allow_repeats:
                 lazy.exclude(index)
@@ -239,4 +240,4 @@ class HallucinatedBatchRule(
             "scoring_seconds": scoring_seconds,
             "batch_seconds": time.perf_counter() - start,
         }
-        return tf.gather(candidates, tf.constant(chosen, tf.int32)), information, stats
+        return take_rows(candidates, tf.constant(chosen, tf.int32)), information, stats

@@ -17,6 +17,8 @@ from typing import Protocol, runtime_checkable
 
 import tensorflow as tf
 
+from ..numerics.linalg import SliceableRows
+
 
 class InBatchPosteriorLike(Protocol):
     r"""The in-batch posterior a hallucinating rule builds a batch with (variances in the papers'
@@ -34,7 +36,7 @@ class InBatchPosteriorLike(Protocol):
     def dictionary_size(self) -> int:
         """Inducing points at the batch start (logged)."""
 
-    def batch_start_marginals(self, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def batch_start_marginals(self, candidates: SliceableRows) -> tuple[tf.Tensor, tf.Tensor]:
         """Batch-start mean and variance [N] of the candidates [N, D]."""
 
     def variance(self, candidates: tf.Tensor) -> tf.Tensor:
@@ -43,7 +45,9 @@ class InBatchPosteriorLike(Protocol):
     def add(self, point: tf.Tensor) -> None:
         """Hallucinate one selected point [1, D]."""
 
-    def local_terms(self, batch: tf.Tensor, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def local_terms(
+        self, batch: tf.Tensor, candidates: SliceableRows
+    ) -> tuple[tf.Tensor, tf.Tensor]:
         """Summed squared batch-start covariances of ``batch`` with each candidate (GlobalLocal
         stopping only)."""
 

@@ -22,8 +22,8 @@ from abc import ABC, abstractmethod
 from typing import Literal, TypeVar
 
 import numpy as np
-import tensorflow as tf
 
+from ..packed_space import Rows, take_rows
 from .protocols import InBatchPosteriorLike
 
 Watch = TypeVar("Watch", bound="StoppingRule")
@@ -35,7 +35,7 @@ class StoppingRule(ABC):
     nothing of a batch in progress outlives it or needs a ``State``)."""
 
     _posterior: InBatchPosteriorLike
-    _candidates: tf.Tensor
+    _candidates: Rows
     _s2_0: np.ndarray
 
     def __init__(self, ratio_threshold: float):
@@ -47,7 +47,7 @@ class StoppingRule(ABC):
     def start(
         self: Watch,
         posterior: InBatchPosteriorLike,
-        candidates: tf.Tensor,
+        candidates: Rows,
         batch_start_variance: np.ndarray,
     ) -> Watch:
         """A watch of a new batch over ``candidates`` with their batch-start variances."""
@@ -114,7 +114,7 @@ class GlobalLocalStopping(StoppingRule):
         return self.local_statistic() > self.ratio_threshold
 
     def _accumulate(self, indices: list[int]) -> None:
-        points = tf.gather(self._candidates, indices)
+        points = take_rows(self._candidates, indices)
         full, projected = self._posterior.local_terms(points, self._candidates)
         full, projected = full.numpy(), projected.numpy()
         self._full = full if self._full is None else self._full + full

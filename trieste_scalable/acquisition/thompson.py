@@ -15,6 +15,7 @@ from trieste.models import ProbabilisticModel
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
+from ..packed_space import PackedRows, take_rows
 from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
@@ -22,8 +23,11 @@ from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
 from .candidates import (
     EvaluatedCandidates,
     candidate_points,
+    candidate_rows,
     check_search_space,
+    num_candidates,
     objective_of,
+    space_dtype,
 )
 from .pathwise_source import PathwiseSource, pathwise_source
 from .pending import Points, no_points, outstanding, proposed, rows_seen
@@ -168,7 +172,7 @@ class BatchThompsonSampling(
         pending: np.ndarray,
     ) -> tf.Tensor:
         start = time.perf_counter()
-        dtype = tf.convert_to_tensor(space.lower).dtype
+        dtype = space_dtype(space)
         source = pathwise_source(model, tf.constant(pending, dtype) if pending.size else None)
         scorer, paired = self._scorer(source)
         input_dim = int(space.dimension)
@@ -206,7 +210,7 @@ class BatchThompsonSampling(
         pending: np.ndarray,
     ) -> tf.Tensor:
         candidates = self._padded(space, scorer.chunk_size)
-        size = int(space.points.shape[0])
+        size = num_candidates(space)
         excluded = np.zeros(int(candidates.points.shape[0]), dtype=bool)  # padding included
         excluded[:size] = self._evaluated.among(space, pending)
         if self._exclude_evaluated:
@@ -221,13 +225,13 @@ class BatchThompsonSampling(
             cache = self._signs.setdefault(
                 id(scorer), SignCache(scorer.features, scorer.chunk_size)
             )
-            signs = cache(draws, candidates.points)
+            signs = cache(draws, candidates.points, candidates.width, weights.prior.dtype)
         values, index = scorer.lowest(
             candidates, tf.constant(excluded), draws, weights, needed, signs
         )
         index = index.numpy()
         chosen = _first_free(index[:needed]) if self._distinct else index[:, 0]
-        return tf.gather(space.points, chosen)
+        return take_rows(candidate_rows(space), chosen)
 
     def _box_batch(
         self,
@@ -258,10 +262,15 @@ class BatchThompsonSampling(
         return self._scorers[key]
 
     def _padded(self, space: DiscreteSearchSpace, chunk_size: int) -> PaddedCandidates:
-        """The padded candidates, cached for the search space."""
+        """The padded candidates (packed ones stay packed), cached for the search space."""
         key = (id(space), chunk_size)
         if self._candidates is None or self._candidates[0] != key:
-            self._candidates = (key, PaddedCandidates.build(space.points, chunk_size))
+            rows = candidate_rows(space)
+            if isinstance(rows, PackedRows):
+                padded = PaddedCandidates.build(rows.bits, chunk_size, rows.width)
+            else:
+                padded = PaddedCandidates.build(rows, chunk_size)
+            self._candidates = (key, padded)
         return self._candidates[1]
 
 

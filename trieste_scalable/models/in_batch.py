@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
-from ..numerics.linalg import chunked_map
+from ..numerics.linalg import SliceableRows, chunked_map
 
 
 class InBatchPosterior:
@@ -47,7 +47,7 @@ class InBatchPosterior:
         """Dictionary size at the batch start."""
         return self._posterior.size
 
-    def batch_start_marginals(self, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def batch_start_marginals(self, candidates: SliceableRows) -> tuple[tf.Tensor, tf.Tensor]:
         """Batch-start mean and ridge-leverage variance of each candidate [N] (chunked)."""
         mean, var = chunked_map(
             lambda chunk: self._ops.marginals(self._posterior, chunk),
@@ -66,7 +66,9 @@ class InBatchPosterior:
         condition = self._ops.condition_extending if self._extend else self._ops.condition
         self._current = condition(self._current, point, tf.zeros([1], dtype=point.dtype))
 
-    def local_terms(self, batch: tf.Tensor, candidates: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    def local_terms(
+        self, batch: tf.Tensor, candidates: SliceableRows
+    ) -> tuple[tf.Tensor, tf.Tensor]:
         """Sums over ``batch`` [B, D] of the squared full and projected batch-start covariances
         with each candidate [N] (the local stopping statistic of BBKB Lemma 3)."""
         full, projected = chunked_map(

@@ -6,7 +6,7 @@ Pure TensorFlow: nothing here imports Trieste or touches a model object.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -107,9 +107,19 @@ def cholesky_rank_one_update(
     return chol * diag[None, :] + tail * q[None, :]
 
 
+class SliceableRows(Protocol):
+    """Rows [N, D] that slice to dense tensors: a tensor, or packed rows
+    (:class:`~trieste_scalable.packed_space.PackedRows`)."""
+
+    @property
+    def shape(self) -> tf.TensorShape: ...
+
+    def __getitem__(self, rows: slice) -> tf.Tensor: ...
+
+
 def chunked_map(
     fn: Callable[[tf.Tensor], Sequence[tf.Tensor] | tf.Tensor],
-    points: tf.Tensor,
+    points: tf.Tensor | SliceableRows,
     chunk_size: int,
 ) -> list[tf.Tensor]:
     """Apply ``fn`` to ``points`` in chunks of ``chunk_size`` rows and concatenate the results.
@@ -121,7 +131,7 @@ def chunked_map(
 
     :param fn: Maps [chunk_size, D] to a tensor or a sequence of tensors with leading dim
         chunk_size.
-    :param points: Inputs [N, D].
+    :param points: Inputs [N, D]; packed rows are unpacked one chunk at a time.
     :param chunk_size: Rows per call.
     :return: The list of outputs of ``fn``, each concatenated to leading dim N.
     """

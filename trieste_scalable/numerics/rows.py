@@ -12,11 +12,6 @@ def row_keys(points: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
 
 
-def rows_in(keys: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """Whether each row whose key is in ``keys`` [N] appears among the rows of ``points``."""
-    return np.isin(keys, row_keys(points))
-
-
 class RowIndex:
     """Finds the position of rows in a fixed table of rows.
 

@@ -1,8 +1,9 @@
 """Molecular libraries, Morgan fingerprints and a property oracle, all computed with RDKit.
 
 - Libraries: ``moses-20k`` / ``moses-100k`` (the MOSES subset shipped in ``data/``, see
-  ``scripts/make_moses_subset.py``), or any ``.smi`` / ``.csv`` file of SMILES (optionally gzipped;
-  a CSV needs a ``smiles`` column, any case).
+  ``scripts/make_moses_subset.py``), ``moses-full`` (all 1.9 M MOSES molecules, from the
+  ``molsets`` package's data files), or any ``.smi`` / ``.csv`` file of SMILES (optionally
+  gzipped; a CSV needs a ``smiles`` column, any case).
 - Fingerprints: Morgan (ECFP-like) bit vectors, or count vectors in unary encoding (one bit per
   "count >= j", j <= ``COUNT_CAP``) so that the Tanimoto kernel on them is MinMax on the counts.
 - Objectives (higher is better here; the screening problem negates them because Trieste
@@ -17,50 +18,79 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
-import io
+import importlib.util
 import math
 import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BUILTIN_LIBRARIES = {"moses-20k": 20_000, "moses-100k": 100_000}
+MOSES_FULL = "moses-full"
+MOSES_FILES = ("train.csv.gz", "test.csv.gz", "test_scaffolds.csv.gz")
 COUNT_CAP = 3
 CELECOXIB = "Cc1ccc(cc1)-c1cc(nn1-c1ccc(cc1)S(N)(=O)=O)C(F)(F)F"
 
 
 def load_smiles(library: str) -> list[str]:
-    """The SMILES of a built-in library name or a file path.
+    """The SMILES of a built-in library name, ``moses-full`` or a file path, read line by line
+    (a file of millions of molecules is never held as text and rows at once).
 
-    :raise ValueError: If the file does not exist, has no SMILES column or is empty.
+    :raise ValueError: If the file does not exist, has no SMILES column or is empty, or
+        ``moses-full`` is asked for without the ``molsets`` package.
     """
     if library in BUILTIN_LIBRARIES:
         with gzip.open(DATA / "moses_100k.smi.gz", "rt") as handle:
             return handle.read().split()[: BUILTIN_LIBRARIES[library]]
-    path = Path(library)
-    if not path.is_file():
-        raise ValueError(
-            f"library {library!r} is neither a file nor one of {sorted(BUILTIN_LIBRARIES)}"
-        )
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as handle:  # type: ignore[operator]
-        text = handle.read()
-    stem = path.name.removesuffix(".gz")
-    if stem.endswith(".csv"):
-        rows = list(csv.DictReader(io.StringIO(text)))
-        columns = {name.lower(): name for name in (rows[0].keys() if rows else [])}
-        if "smiles" not in columns:
-            raise ValueError(f"{path} has no 'smiles' column (columns: {list(columns.values())})")
-        smiles = [row[columns["smiles"]].strip() for row in rows]
-    else:  # .smi: SMILES first on each line, optional name after whitespace
-        smiles = [line.split()[0] for line in text.splitlines() if line.strip()]
-    smiles = [s for s in smiles if s]
+    if library == MOSES_FULL:
+        paths = moses_full_files()
+    else:
+        paths = [Path(library)]
+        if not paths[0].is_file():
+            choices = sorted([*BUILTIN_LIBRARIES, MOSES_FULL])
+            raise ValueError(f"library {library!r} is neither a file nor one of {choices}")
+    smiles = [s for path in paths for s in _read_smiles(path) if s]
     if not smiles:
         raise ValueError(f"library {library!r} contains no molecules")
     return smiles
+
+
+def moses_full_files() -> list[Path]:
+    """The data files of the whole MOSES set (1,936,962 molecules: train, test and scaffold test)
+    in the ``molsets`` package, found without importing it (its own imports need PyTorch and
+    more; ``pip install --no-deps molsets`` is enough).
+
+    :raise ValueError: If it is not installed.
+    """
+    spec = importlib.util.find_spec("moses")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    paths = [Path(p) / "dataset" / "data" / name for p in locations[:1] for name in MOSES_FILES]
+    if not paths or not all(path.is_file() for path in paths):
+        raise ValueError(
+            f"library {MOSES_FULL!r} reads the MOSES data files of the molsets package: "
+            "install it with `pip install --no-deps molsets` (its dependencies are not needed)"
+        )
+    return paths
+
+
+def _read_smiles(path: Path) -> Iterator[str]:
+    """SMILES of a .smi file (first field of each line) or a CSV's ``smiles`` column (any case),
+    optionally gzipped."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", newline="") as handle:  # type: ignore[operator]
+        if not path.name.removesuffix(".gz").endswith(".csv"):
+            yield from (line.split()[0] for line in handle if line.strip())
+            return
+        reader = csv.reader(handle)
+        header = [name.strip() for name in next(reader, [])]
+        lower = [name.lower() for name in header]
+        if "smiles" not in lower:
+            raise ValueError(f"{path} has no 'smiles' column (columns: {header})")
+        column = lower.index("smiles")
+        yield from (row[column].strip() for row in reader if len(row) > column)
 
 
 def parse(smiles: list[str], skip_invalid: bool = False) -> tuple[list, np.ndarray]:
@@ -177,8 +207,10 @@ def cached(
     key: str,
     compute: Callable[[], np.ndarray],
     valid: Callable[[np.ndarray], bool] = lambda value: True,
+    mmap: bool = False,
 ) -> np.ndarray:
-    """``compute()``, stored in the cache directory under ``name`` and a hash of ``key``.
+    """``compute()``, stored in the cache directory under ``name`` and a hash of ``key``;
+    read-only and memory-mapped from the cache file with ``mmap`` (pages are read as used).
 
     An entry that cannot be read (empty, truncated, not an array) or that ``valid`` rejects (a
     wrong shape for this library) is reported, recomputed and rewritten: a damaged cache never
@@ -188,7 +220,7 @@ def cached(
     path = cache_dir() / f"{name}-{digest}.npy"
     if path.is_file():
         try:
-            value = np.load(path, allow_pickle=False)
+            value = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
             if valid(value):
                 return value
             problem = f"shape {value.shape} does not fit this library"
@@ -200,4 +232,4 @@ def cached(
     temporary = path.with_suffix(f".{os.getpid()}.tmp.npy")
     np.save(temporary, value)
     temporary.replace(path)
-    return value
+    return np.load(path, mmap_mode="r") if mmap else value

@@ -6,14 +6,43 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
 import numpy as np
+import tensorflow as tf
 
-from ..numerics.rows import row_keys
+from ..numerics.rows import RowIndex, row_keys
+from ..packed_space import PackedSearchSpace, pack_rows
 from .featurise import fingerprint_library, score_library, unpack
 from .molecules import OBJECTIVES, cached, fingerprint_width, load_smiles
 from .synthetic import DiscreteProblem
+
+
+class PackedFingerprints:
+    """The candidates' 0/1 fingerprints [A, D] kept bit-packed, read as float64 rows on demand
+    (``len``, ``shape`` and indexing with indices: what the campaigns ask of ``points``).
+
+    :param bits: Packed rows [A, ceil(D / 8)] (uint8).
+    :param width: D.
+    """
+
+    dtype = np.dtype(np.float64)
+
+    def __init__(self, bits: np.ndarray, width: int):
+        self.bits, self.width = bits, width
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.bits), self.width)
+
+    def __len__(self) -> int:
+        return len(self.bits)
+
+    def __getitem__(self, index: np.ndarray | list[int] | int) -> np.ndarray:
+        rows = np.atleast_2d(self.bits[index])
+        dense = unpack(rows, self.width).astype(np.float64)
+        return dense[0] if np.ndim(index) == 0 else dense
 
 
 @dataclass(frozen=True)
@@ -21,7 +50,10 @@ class ScreeningProblem(DiscreteProblem):
     """Minimise minus a molecular property over a library.
 
     Molecules with identical fingerprints are indistinguishable to the model, so each unique
-    fingerprint is one candidate, labelled with (and scored as) its first molecule.
+    fingerprint is one candidate, labelled with (and scored as) its first molecule. The
+    candidates stay bit-packed (``points`` is a :class:`PackedFingerprints`, the search space a
+    :class:`~trieste_scalable.packed_space.PackedSearchSpace`): a library takes D / 8 bytes a
+    molecule, not 8 D.
 
     :ivar labels: SMILES of each candidate [A].
     :ivar num_molecules: Parsed molecules in the library (before fingerprint deduplication).
@@ -29,6 +61,18 @@ class ScreeningProblem(DiscreteProblem):
 
     labels: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     num_molecules: int = 0
+
+    def __post_init__(self) -> None:
+        assert isinstance(self.points, PackedFingerprints)
+        object.__setattr__(self, "_index", RowIndex(self.points.bits))
+
+    @cached_property
+    def search_space(self) -> PackedSearchSpace:  # type: ignore[override]
+        assert isinstance(self.points, PackedFingerprints)
+        return PackedSearchSpace(self.points.bits, self.points.width, tf.float64)
+
+    def indices(self, query_points: tf.Tensor | np.ndarray) -> np.ndarray:
+        return self._index(pack_rows(np.asarray(query_points)))
 
     def recall_curve(self, evaluated: np.ndarray, fraction: float) -> np.ndarray:
         """Recall of the top ``fraction`` after each of the ``evaluated`` indices [N]."""
@@ -112,6 +156,7 @@ def screening_problem(
         f"{key}|{skip_invalid}|{fingerprint}|{radius}|{size}",
         lambda: featurise()["packed"],
         lambda value: value.shape == (kept.size, -(-width // 8)) and value.dtype == np.uint8,
+        mmap=True,
     )
     scores = np.full(kept.size, np.nan)
     if objective is not None:
@@ -126,7 +171,8 @@ def screening_problem(
     first = np.sort(first)
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {library}",
-        points=unpack(packed[first], width).astype(np.float64),
+        # the rows a campaign reads, without the dense matrix (see PackedFingerprints)
+        points=PackedFingerprints(np.ascontiguousarray(packed[first]), width),  # type: ignore[arg-type]
         values=-scores[first],
         noise_std=noise_std,
         labels=np.array(smiles, dtype=object)[kept[first]],

@@ -12,14 +12,14 @@ Pure TensorFlow.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import tensorflow as tf
 
+from ..numerics.bits import dense_rows, unpack_bits
 from .features import Draws, FeatureMap
 
 _BIT_VALUES = tf.constant([128, 64, 32, 16, 8, 4, 2, 1], tf.int32)
-_SHIFTS = tf.constant([7, 6, 5, 4, 3, 2, 1, 0], tf.uint8)
 
 
 class PackedSigns(NamedTuple):
@@ -45,9 +45,8 @@ def pack(signs: tf.Tensor) -> PackedSigns:
 
 def unpack(packed: PackedSigns, num_features: int) -> tf.Tensor:
     """The sign features [N, F] of ``packed`` (in the dtype of ``packed.nonzero``)."""
-    bits = tf.bitwise.bitwise_and(tf.bitwise.right_shift(packed.bits[:, :, None], _SHIFTS), 1)
-    flat = tf.reshape(bits, [tf.shape(bits)[0], -1])[:, :num_features]
-    return (2 * tf.cast(flat, packed.nonzero.dtype) - 1) * packed.nonzero[:, None]
+    bits = unpack_bits(packed.bits, num_features, packed.nonzero.dtype)
+    return (2 * bits - 1) * packed.nonzero[:, None]
 
 
 class SignCache:
@@ -65,13 +64,29 @@ class SignCache:
         self._packed: PackedSigns | None = None
         self._compiled = tf.function(lambda draws, x: pack(features.signs(draws, x)))
 
-    def __call__(self, draws: Draws, points: tf.Tensor) -> PackedSigns:
+    def __call__(
+        self,
+        draws: Draws,
+        points: tf.Tensor,
+        width: Optional[int] = None,
+        dtype: Optional[tf.DType] = None,
+    ) -> PackedSigns:
         """The packed signs of ``points`` [N, D] under ``draws``, computed for the first call
-        with this very ``points`` tensor (the draws must not change between calls)."""
+        with this very ``points`` tensor (the draws must not change between calls).
+
+        :param points: Dense rows, or 0/1 rows packed as uint8 bits, unpacked a chunk at a time
+            to ``width`` columns of ``dtype`` (both required then).
+        """
+        width, dtype = width or int(points.shape[1]), dtype or points.dtype
         if self._packed is None or points is not self._points:
+            num = int(points.shape[0])
+            sizes = [
+                (start, min(self.chunk_size, num - start))
+                for start in range(0, num, self.chunk_size)
+            ]
             parts = [
-                self._compiled(draws, points[start : start + self.chunk_size])
-                for start in range(0, int(points.shape[0]), self.chunk_size)
+                self._compiled(draws, dense_rows(points, start, size, width, dtype))
+                for start, size in sizes
             ]
             self._packed = PackedSigns(*(tf.concat(list(p), axis=0) for p in zip(*parts)))
             self._points = points

@@ -14,6 +14,7 @@ from typing import Any, Callable, NamedTuple, Optional
 import numpy as np
 import tensorflow as tf
 
+from ..numerics.bits import dense_rows
 from .feature_cache import PackedSigns, unpack
 from .features import Draws, FeatureMap
 from .pathwise import MeanFunction, PathwiseWeights, evaluate
@@ -22,23 +23,31 @@ from .pathwise import MeanFunction, PathwiseWeights, evaluate
 class PaddedCandidates(NamedTuple):
     """Candidates padded to a whole number of equal chunks.
 
-    :ivar points: [N_pad, D] (padding repeats the last candidate).
+    :ivar points: [N_pad, D] (padding repeats the last candidate), or 0/1 candidates packed as
+        uint8 bits [N_pad, ceil(D / 8)], unpacked one chunk at a time while scoring.
     :ivar padding: True for padding rows [N_pad].
+    :ivar width: D.
     """
 
     points: tf.Tensor
     padding: tf.Tensor
+    width: int
 
     @classmethod
-    def build(cls, points: tf.Tensor, chunk_size: int) -> PaddedCandidates:
-        """Pad to a whole number of chunks of at most ``chunk_size`` rows, as few as possible."""
+    def build(
+        cls, points: tf.Tensor, chunk_size: int, width: Optional[int] = None
+    ) -> PaddedCandidates:
+        """Pad to a whole number of chunks of at most ``chunk_size`` rows, as few as possible.
+
+        :param width: D, for packed ``points`` (default: their number of columns).
+        """
         num = int(points.shape[0])
         if num == 0:
             raise ValueError("there are no candidates to score")
         missing = -num % cls.chunk_rows(num, chunk_size)
         padded = tf.concat([points, tf.repeat(points[-1:], missing, axis=0)], axis=0)
         padding = tf.constant(np.arange(num + missing) >= num)
-        return cls(padded, padding)
+        return cls(padded, padding, width or int(points.shape[1]))
 
     @staticmethod
     def chunk_rows(num: int, chunk_size: int) -> int:
@@ -89,7 +98,15 @@ class ChunkedSampleScorer:
             candidate indices [B, k]."""
         num = int(candidates.points.shape[0]) - int(np.sum(candidates.padding.numpy()))
         rows = PaddedCandidates.chunk_rows(num, self.chunk_size)
-        args: tuple = (candidates.points, excluded | candidates.padding, draws, weights, k, rows)
+        args: tuple = (
+            candidates.points,
+            excluded | candidates.padding,
+            draws,
+            weights,
+            k,
+            rows,
+            candidates.width,
+        )
         cached = signs is not None
         if cached:
             args += (signs,)
@@ -110,17 +127,20 @@ class ChunkedSampleScorer:
         weights: PathwiseWeights,
         k: tf.Tensor,
         chunk: tf.Tensor,
+        width: tf.Tensor,
         signs: Optional[PackedSigns] = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
+        dtype = weights.prior.dtype
+
         def values(start: tf.Tensor) -> tf.Tensor:
-            x = tf.slice(points, [start, 0], [chunk, tf.shape(points)[1]])
+            x = dense_rows(points, start, chunk, width, dtype)
             prior = None
             if signs is not None:  # the cached signs of these rows, scaled
                 rows = PackedSigns(
                     tf.slice(signs.bits, [start, 0], [chunk, tf.shape(signs.bits)[1]]),
                     tf.slice(signs.nonzero, [start], [chunk]),
                 )
-                amplitude = self.features.amplitude(points.dtype)
+                amplitude = self.features.amplitude(dtype)
                 prior = amplitude * unpack(rows, self.features.num_features)
             return evaluate(self.features, self.mean_function, draws, weights, x, prior)
 

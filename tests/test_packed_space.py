@@ -1,0 +1,151 @@
+"""Bit-packed candidates: the packed search space reads the same rows as the dense one (chunk
+boundaries, widths that are not a multiple of 8), refuses to unpack a library too large for
+memory, and every rule proposes exactly the same batches on it as on Trieste's dense
+``DiscreteSearchSpace``."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from trieste.data import Dataset
+from trieste.space import DiscreteSearchSpace
+
+from trieste_scalable import packed_space
+from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, MiniGPUCB
+from trieste_scalable.acquisition.candidates import EvaluatedCandidates, candidate_points
+from trieste_scalable.campaign import RandomRule
+from trieste_scalable.kernels import Tanimoto
+from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
+from trieste_scalable.numerics.linalg import chunked_map
+from trieste_scalable.packed_space import PackedRows, PackedSearchSpace, pack_rows
+
+from .util import se_kernel
+
+WIDTH = 13  # not a whole number of bytes: the last byte is partly padding
+
+
+def _rows(num: int = 300, seed: int = 0) -> np.ndarray:
+    rows = np.random.default_rng(seed).integers(0, 2, size=(num, WIDTH)).astype(np.float64)
+    return np.unique(rows, axis=0)  # distinct candidates (at most 2^13)
+
+
+def _spaces(rows: np.ndarray) -> tuple[DiscreteSearchSpace, PackedSearchSpace]:
+    return DiscreteSearchSpace(tf.constant(rows)), PackedSearchSpace(pack_rows(rows), WIDTH)
+
+
+def test_packed_rows_slice_gather_and_chunk_like_the_dense_rows() -> None:
+    rows = _rows()
+    packed = PackedRows(tf.constant(pack_rows(rows)), WIDTH, tf.float64)
+    assert packed.shape == rows.shape and len(packed) == len(rows)
+    np.testing.assert_array_equal(packed[:], rows)
+    np.testing.assert_array_equal(packed[17:90], rows[17:90])
+    index = [5, 0, 5, len(rows) - 1]
+    np.testing.assert_array_equal(packed.gather(index), rows[index])
+    for chunk in (1, 7, 64, 1000):  # chunks that do and do not divide the rows
+        (summed,) = chunked_map(lambda x: tf.reduce_sum(x, axis=1), packed, chunk)
+        np.testing.assert_array_equal(summed, rows.sum(axis=1))
+    with pytest.raises(TypeError, match="gather"):
+        packed[::2]
+
+
+def test_packed_search_space_behaves_as_the_dense_one() -> None:
+    rows = _rows()
+    dense, packed = _spaces(rows)
+    np.testing.assert_array_equal(packed.points, dense.points)
+    np.testing.assert_array_equal(packed.lower, np.zeros(WIDTH))
+    np.testing.assert_array_equal(packed.upper, np.ones(WIDTH))
+    assert int(packed.dimension) == WIDTH and packed.dtype == tf.float64
+    assert tf.constant(rows[3]) in packed
+    outside = 1.0 - rows[:1]
+    assert (outside[0] in packed) == bool(np.any(np.all(rows == outside, axis=1)))
+    assert tf.constant(np.full(WIDTH, 0.5)) not in packed
+    sample = packed.sample(50, seed=1).numpy()
+    assert sample.shape == (50, WIDTH) and all(row in dense for row in sample)
+    assert packed == PackedSearchSpace(pack_rows(rows[::-1]), WIDTH)
+    assert packed != PackedSearchSpace(pack_rows(rows[1:]), WIDTH)
+
+
+def test_evaluated_candidates_are_found_in_packed_spaces() -> None:
+    rows = _rows()
+    dense, packed = _spaces(rows)
+    queried = rows[[4, 9, 9, 200]]
+    found = EvaluatedCandidates().among(packed, queried)
+    np.testing.assert_array_equal(found, EvaluatedCandidates().among(dense, queried))
+    assert np.flatnonzero(found).tolist() == [4, 9, 200]
+
+
+def test_bad_packed_input_is_refused_with_clear_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match="0/1"):
+        pack_rows(np.array([[0.0, 2.0]]))
+    with pytest.raises(ValueError, match="at least one candidate"):
+        PackedSearchSpace(np.zeros((0, 2), np.uint8), WIDTH)
+    with pytest.raises(ValueError, match="cannot hold"):
+        PackedSearchSpace(np.zeros((3, 1), np.uint8), WIDTH)
+    with pytest.raises(ValueError, match="uint8"):
+        PackedRows(tf.zeros([3, 2], tf.float64), WIDTH, tf.float64)
+    monkeypatch.setattr(packed_space, "DENSE_LIMIT_BYTES", 1000)
+    with pytest.raises(MemoryError, match="chunk at a time"):
+        np.asarray(PackedSearchSpace(pack_rows(_rows()), WIDTH).points)
+
+
+def _data(rows: np.ndarray, num: int = 20) -> Dataset:
+    x = rows[np.random.default_rng(1).choice(len(rows), num, replace=False)]
+    y = x[:, :5].sum(axis=1, keepdims=True) - x[:, 5:].sum(axis=1, keepdims=True)
+    return Dataset(tf.constant(x), tf.constant(y))
+
+
+def _thompson_tanimoto(data: Dataset) -> tuple[Any, Any]:
+    model = AdaptiveSVGP(Tanimoto(), 0.01, data, inducing=10, fit_hyperparameters=False)
+    rule = BatchThompsonSampling(8, num_features=64, chunk_size=37, exclude_evaluated=True)
+    return model, rule
+
+
+def _thompson_se(data: Dataset) -> tuple[Any, Any]:
+    model = AdaptiveSVGP(se_kernel(1.0), 0.01, data, inducing=10, fit_hyperparameters=False)
+    rule = BatchThompsonSampling(8, num_features=64, chunk_size=64, exclude_evaluated=True, seed=2)
+    return model, rule
+
+
+def _bbkb(data: Dataset) -> tuple[Any, Any]:
+    model = NystromGPR(
+        se_kernel(1.0), 1.0, data, dictionary=RidgeLeverageSampler(2.0), fit_hyperparameters=False
+    )
+    return model, BBKB("global_local", width="constant", exclude_evaluated=True)
+
+
+def _mini(data: Dataset) -> tuple[Any, Any]:
+    model = ReplicatedGPR(se_kernel(1.0), 0.1, data, fit_hyperparameters=False)
+    return model, MiniGPUCB(width="constant", exclude_evaluated=True)
+
+
+def _random(data: Dataset) -> tuple[Any, Any]:
+    return None, RandomRule(8, seed=4, exclude_evaluated=True)
+
+
+@pytest.mark.parametrize("build", [_thompson_tanimoto, _thompson_se, _bbkb, _mini, _random])
+def test_rules_propose_the_same_batches_on_packed_and_dense_spaces(
+    build: Callable[[Dataset], tuple[Any, Any]],
+) -> None:
+    rows = _rows()
+    data = _data(rows)
+    batches = []
+    for space in _spaces(rows):
+        model, rule = build(data)
+        state, first = rule.acquire_single(space, model, dataset=data)(None)
+        pending = data + Dataset(first, tf.zeros([len(first), 1], tf.float64))
+        _, second = rule.acquire_single(space, model, dataset=pending)(state)  # first told
+        batches.append((first.numpy(), second.numpy()))
+    (dense_first, dense_second), (packed_first, packed_second) = batches
+    assert len(dense_first) > 0
+    np.testing.assert_array_equal(packed_first, dense_first)
+    np.testing.assert_array_equal(packed_second, dense_second)
+    assert not set(map(tuple, packed_first)) & set(map(tuple, data.query_points.numpy()))
+
+
+def test_candidate_points_stay_packed() -> None:
+    _, packed = _spaces(_rows())
+    candidates = candidate_points(packed, None, 10, 0)
+    assert isinstance(candidates, PackedRows) and candidates.bits.dtype == tf.uint8
