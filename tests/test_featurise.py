@@ -4,12 +4,19 @@ place in the library."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from trieste_scalable.problems import featurise
 from trieste_scalable.problems.featurise import fingerprint_library, score_library, unpack
 from trieste_scalable.problems.molecules import OBJECTIVES, fingerprints, load_smiles, parse
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.mark.parametrize("kind, width", [("bits", 1024), ("counts", 3 * 512)])
@@ -37,3 +44,32 @@ def test_chunks_and_processes_change_nothing(monkeypatch: pytest.MonkeyPatch) ->
     np.testing.assert_allclose(scores, OBJECTIVES["qed"](parse(valid)[0]))
     with pytest.raises(ValueError, match="no SMILES in the library could be parsed"):
         fingerprint_library(["C1CC"] * 9, skip_invalid=True)
+
+
+def test_chunks_are_cached_so_featurising_resumes_and_prefixes_reuse_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    smiles = load_smiles("moses-20k")[:40]
+    monkeypatch.setattr(featurise, "CHUNK_SIZE", 10)
+    kept, packed = fingerprint_library(smiles[:30])  # chunks 1-3 computed and stored
+    stored = sorted(featurise.chunk_dir().glob("_fingerprint_chunk-*.npz"))
+    assert len(stored) == 3
+    computed: list[str] = []
+    original = featurise._fingerprint_chunk
+
+    def counting(chunk, settings):  # type: ignore[no-untyped-def]
+        computed.append(chunk[0])
+        return original(chunk, settings)
+
+    monkeypatch.setattr(featurise, "_fingerprint_chunk", counting)
+    monkeypatch.setattr(counting, "__name__", original.__name__)
+    kept_all, packed_all = fingerprint_library(smiles, processes=1)  # grew by one chunk
+    assert computed == [smiles[30]]  # only the new chunk
+    np.testing.assert_array_equal(packed_all[:30], packed)
+    stored[1].write_bytes(b"damaged")  # as an interrupted write would leave it: recomputed
+    np.testing.assert_array_equal(fingerprint_library(smiles, processes=1)[1], packed_all)
+    assert len(computed) == 2 and computed[1] in smiles[:30:10]
+    np.testing.assert_array_equal(unpack(packed_all, 1024), fingerprints(parse(smiles)[0]))
+    fingerprint_library(smiles, size=512, processes=1)  # other settings: other entries
+    assert len(list(featurise.chunk_dir().glob("_fingerprint_chunk-*.npz"))) == 8
+    assert not list(featurise.chunk_dir().glob("*.tmp*"))

@@ -5,20 +5,28 @@ bytes a molecule at 1,024 bits, against 1,024 as unpacked bytes).
 
 The workers are started with ``spawn`` (the driver may hold TensorFlow's threads, which ``fork``
 does not copy safely) and import only this module's light dependencies; small libraries are
-done in-process.
+done in-process. Each chunk's result is cached on disk under a hash of its SMILES and settings
+(:func:`chunk_dir`), so an interrupted featurisation of millions of molecules resumes where it
+stopped, and a library that shares whole chunks with one featurised before (a prefix of it, or
+the same file with molecules appended) computes only its new chunks.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Optional, Sequence
+from pathlib import Path
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from .molecules import OBJECTIVES, fingerprint_width, fingerprints
+from .molecules import CACHE_VERSION, OBJECTIVES, cache_dir, fingerprint_width, fingerprints
+
+ChunkTask = Callable[[Sequence[str], tuple], tuple[np.ndarray, ...]]
 
 CHUNK_SIZE = 2_000
 
@@ -40,7 +48,7 @@ def fingerprint_library(
     """
     parts = map_chunks(_fingerprint_chunk, smiles, (kind, radius, size), processes, progress)
     offsets = np.cumsum([0] + [CHUNK_SIZE] * (len(parts) - 1))
-    bad = [int(o + i) for o, (failed, _) in zip(offsets, parts) for i in failed]
+    bad = [int(o + i) for o, (failed, _) in zip(offsets, parts) for i in failed.tolist()]
     if bad and not skip_invalid:
         shown = ", ".join(f"#{i + 1} {smiles[i]!r}" for i in bad[:5])
         raise ValueError(
@@ -61,7 +69,8 @@ def score_library(
 ) -> np.ndarray:
     """A built-in property (:data:`~.molecules.OBJECTIVES`) of every SMILES [N] (all must
     parse)."""
-    return np.concatenate(map_chunks(_score_chunk, smiles, (objective,), processes, progress))
+    parts = map_chunks(_score_chunk, smiles, (objective,), processes, progress)
+    return np.concatenate([values for (values,) in parts])
 
 
 def unpack(packed: np.ndarray, width: int) -> np.ndarray:
@@ -70,25 +79,53 @@ def unpack(packed: np.ndarray, width: int) -> np.ndarray:
 
 
 def map_chunks(
-    task: Callable[[Sequence[str], tuple], Any],
+    task: ChunkTask,
     smiles: Sequence[str],
     settings: tuple,
     processes: Optional[int] = None,
     progress: bool = False,
-) -> list[Any]:
+) -> list[tuple[np.ndarray, ...]]:
     """``task(chunk, settings)`` for each chunk of :data:`CHUNK_SIZE` SMILES, in order, on
-    ``processes`` worker processes (default: every core; in-process for a single chunk)."""
+    ``processes`` worker processes (default: every core; in-process for a single chunk), each
+    read from or written to the chunk cache."""
     chunks = [smiles[i : i + CHUNK_SIZE] for i in range(0, len(smiles), CHUNK_SIZE)]
     processes = min(processes or os.cpu_count() or 1, len(chunks))
+    cached_task = functools.partial(_cached, task, chunk_dir())
     if processes <= 1:
-        return [task(chunk, settings) for chunk in chunks]
+        return [cached_task(chunk, settings) for chunk in chunks]
     from tqdm.auto import tqdm
 
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(processes, mp_context=context) as pool:
-        results = pool.map(task, chunks, [settings] * len(chunks))
+        results = pool.map(cached_task, chunks, [settings] * len(chunks))
         bar = tqdm(results, total=len(chunks), unit="chunk", disable=not progress)
         return list(bar)
+
+
+def chunk_dir() -> Path:
+    """Where chunk results are cached: ``chunks/`` in the cache directory."""
+    return cache_dir() / "chunks"
+
+
+def _cached(
+    task: ChunkTask, directory: Path, chunk: Sequence[str], settings: tuple
+) -> tuple[np.ndarray, ...]:
+    """``task(chunk, settings)`` from ``directory``, or computed and stored there atomically (an
+    unreadable entry is recomputed)."""
+    key = f"{CACHE_VERSION}|{task.__name__}|{settings!r}|" + "\n".join(chunk)
+    path = directory / f"{task.__name__}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as stored:
+                return tuple(stored[f"arr_{i}"] for i in range(len(stored.files)))
+        except (OSError, ValueError, EOFError, KeyError):
+            pass  # damaged: recomputed below
+    result = task(chunk, settings)
+    directory.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp.npz")
+    np.savez(temporary, *result)
+    temporary.replace(path)
+    return result
 
 
 def _parsed(smiles: Sequence[str]) -> tuple[list, list[int]]:
@@ -99,19 +136,21 @@ def _parsed(smiles: Sequence[str]) -> tuple[list, list[int]]:
     return molecules, [i for i, m in enumerate(molecules) if m is None]
 
 
-def _fingerprint_chunk(smiles: Sequence[str], settings: tuple) -> tuple[list[int], np.ndarray]:
+def _fingerprint_chunk(smiles: Sequence[str], settings: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """The unparseable positions [K] and packed fingerprints [n - K, W] of a chunk."""
     kind, radius, size = settings
     molecules, failed = _parsed(smiles)
     valid = [m for m in molecules if m is not None]
+    bad = np.array(failed, dtype=np.int64)
     if not valid:
         width = fingerprint_width(kind, size)
-        return failed, np.zeros((0, math.ceil(width / 8)), dtype=np.uint8)
-    return failed, np.packbits(fingerprints(valid, kind, radius, size), axis=1)
+        return bad, np.zeros((0, math.ceil(width / 8)), dtype=np.uint8)
+    return bad, np.packbits(fingerprints(valid, kind, radius, size), axis=1)
 
 
-def _score_chunk(smiles: Sequence[str], settings: tuple) -> np.ndarray:
+def _score_chunk(smiles: Sequence[str], settings: tuple) -> tuple[np.ndarray]:
     (objective,) = settings
     molecules, failed = _parsed(smiles)
     if failed:
         raise ValueError(f"cannot score unparseable SMILES {smiles[failed[0]]!r}")
-    return OBJECTIVES[objective](molecules)
+    return (OBJECTIVES[objective](molecules),)
