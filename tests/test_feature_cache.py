@@ -77,3 +77,30 @@ def test_thompson_sampling_hashes_the_library_once() -> None:
     rule.acquire_single(space, model, evaluated)(state)
     assert cache._packed is packed_once  # reused, not recomputed
     assert len({tuple(p) for p in evaluated.query_points.numpy()}) == 40 + 20  # no repeats
+
+
+def test_float32_products_score_as_float64_to_their_precision() -> None:
+    model, space, _ = _model_and_space(300)
+    source = pathwise_source(model)
+    features = TanimotoFeatures(source.kernel, 64)
+    x = space.points[:40]
+    centres = space.points[100:120]
+    # the Tanimoto kernel's inner products are counts, exact in float32: the kernel is exact
+    np.testing.assert_array_equal(features.cross_covariance(x, centres), source.kernel(x, centres))
+    draws = features.draw(tf.constant([3, 4]), 256, tf.float64)
+    weights = source.sample_weights(features, draws, 6, tf.constant([5, 6]))
+    candidates = PaddedCandidates.build(space.points, 50)
+    excluded = tf.zeros_like(candidates.padding)
+    signs = SignCache(features, 50)(draws, candidates.points)
+    exact = ChunkedSampleScorer(features, source.mean_function, 50)
+    fast = ChunkedSampleScorer(features, source.mean_function, 50, products=tf.float32)
+    values64, index64 = exact.lowest(candidates, excluded, draws, weights, 300, signs)
+    values32, index32 = fast.lowest(candidates, excluded, draws, weights, 300, signs)
+    scale = float(tf.reduce_max(tf.abs(values64)))
+    # every candidate's value [B, N], sorted back by candidate
+    by_candidate64 = np.take_along_axis(values64.numpy(), np.argsort(index64, axis=1), axis=1)
+    by_candidate32 = np.take_along_axis(values32.numpy(), np.argsort(index32, axis=1), axis=1)
+    np.testing.assert_allclose(by_candidate32, by_candidate64, rtol=0, atol=1e-5 * scale)
+    assert np.all(values32.numpy()[:, 0] <= values64.numpy()[:, 0] + 1e-5 * scale)
+    chosen = by_candidate64[np.arange(6), index32.numpy()[:, 0]]  # float32 argmins, in float64
+    np.testing.assert_allclose(chosen, values64.numpy()[:, 0], rtol=0, atol=1e-5 * scale)

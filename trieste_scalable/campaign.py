@@ -164,7 +164,12 @@ def build(
         model = AdaptiveSVGP(
             kernel, noise_variance, data, inducing=num_inducing, selector=selector, seed=seed, **fit
         )
-        return model, BatchThompsonSampling(batch_size, exclude_evaluated=screening, seed=seed)
+        # screening scores whole libraries: float32 products (see BatchThompsonSampling)
+        scoring = tf.float32 if screening else None
+        rule = BatchThompsonSampling(
+            batch_size, exclude_evaluated=screening, seed=seed, scoring_dtype=scoring
+        )
+        return model, rule
     if algorithm in ("mini-ucb", "mini-ei"):
         epochs: dict[str, Any] = dict(
             max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening

@@ -32,7 +32,11 @@ class Tanimoto(gpflow.kernels.Kernel):
     @inherit_check_shapes
     def K(self, X: tf.Tensor, X2: Optional[tf.Tensor] = None) -> tf.Tensor:
         X2 = X if X2 is None else X2
-        inner = tf.matmul(X, X2, transpose_b=True)  # [N, N2]
+        return self.from_inner(tf.matmul(X, X2, transpose_b=True), X, X2)
+
+    def from_inner(self, inner: tf.Tensor, X: tf.Tensor, X2: tf.Tensor) -> tf.Tensor:
+        """The kernel [N, N2] given the inner products ``inner`` [N, N2] of ``X`` [N, D] and
+        ``X2`` [N2, D] (however they were formed)."""
         norms = tf.reduce_sum(X**2, axis=-1)[:, None] + tf.reduce_sum(X2**2, axis=-1)[None, :]
         denominator = norms - inner
         positive_ = denominator > 0

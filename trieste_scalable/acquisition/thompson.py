@@ -88,6 +88,11 @@ class BatchThompsonSampling(
     :param refine: Refine each sample's pool minimiser with L-BFGS-B (Box).
     :param max_refine_iterations: L-BFGS-B iterations per step (Box).
     :param seed: Seed of this rule's samples.
+    :param scoring_dtype: The dtype of the scoring's matrix products (default: the model's).
+        ``tf.float32`` rounds each sample value to about 1e-7 of its scale, so only candidates
+        that tie to that precision can swap places, and multiplies about four times faster on
+        CPU (the Tanimoto kernel's inner products of fingerprints are exact in float32 either
+        way).
     """
 
     _name = "thompson"
@@ -104,6 +109,7 @@ class BatchThompsonSampling(
         refine: bool = True,
         max_refine_iterations: int = 200,
         seed: int = 0,
+        scoring_dtype: Optional[tf.DType] = None,
     ):
         sizes = dict(num_query_points=num_query_points, num_features=num_features)
         for name, value in dict(sizes, chunk_size=chunk_size, pool_size=pool_size or 1).items():
@@ -118,6 +124,7 @@ class BatchThompsonSampling(
         self._refine = refine
         self._max_refine_iterations = max_refine_iterations
         self._seed = seed
+        self._scoring_dtype = scoring_dtype
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
         self._signs: dict[int, SignCache] = {}  # by scorer: cached candidate features
         # the one draw of sign features (see the class docstring), apart from the batch seeds
@@ -257,7 +264,9 @@ class BatchThompsonSampling(
         key = (id(source.kernel), id(source.mean_function))
         if key not in self._scorers:
             features = feature_map_for(source.kernel, self._num_features)
-            scorer = ChunkedSampleScorer(features, source.mean_function, self._chunk_size)
+            scorer = ChunkedSampleScorer(
+                features, source.mean_function, self._chunk_size, self._scoring_dtype
+            )
             self._scorers[key] = (scorer, _paired_value_and_gradient(features, source))
         return self._scorers[key]
 

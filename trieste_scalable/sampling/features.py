@@ -63,6 +63,12 @@ class FeatureMap:
         self.kernel = kernel
         self.num_features = num_features
 
+
+    def cross_covariance(self, x: tf.Tensor, centres: tf.Tensor) -> tf.Tensor:
+        """The kernel between inputs [N, D] and centres [M, D], [N, M] (the canonical basis of a
+        pathwise sample's update)."""
+        return self.kernel(x, centres)
+
     def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
         """Unit draws from the stateless ``seed`` [2] (int32/int64) for D = ``input_dim``."""
         raise NotImplementedError
@@ -163,6 +169,14 @@ class TanimotoFeatures(FeatureMap):
 
     def __call__(self, draws: Draws, x: tf.Tensor) -> tf.Tensor:
         return self.amplitude(x.dtype) * self.signs(draws, x)
+
+    def cross_covariance(self, x: tf.Tensor, centres: tf.Tensor) -> tf.Tensor:
+        """The exact kernel [N, M] with the inner products of the binary rows formed in float32:
+        they are integer counts of shared on-bits, exact in float32 below 2^24 bits, and float32
+        matrix products run about four times faster than float64 ones on CPU."""
+        x, centres = self.kernel.slice(x, centres)  # the kernel's active dimensions
+        inner = tf.matmul(tf.cast(x, tf.float32), tf.cast(centres, tf.float32), transpose_b=True)
+        return self.kernel.from_inner(tf.cast(inner, x.dtype), x, centres)
 
     def amplitude(self, dtype: tf.DType) -> tf.Tensor:
         """sqrt(sigma^2 / F) []."""

@@ -160,15 +160,23 @@ def evaluate(
     weights: PathwiseWeights,
     x: tf.Tensor,
     prior_features: Optional[tf.Tensor] = None,
+    products: Optional[tf.DType] = None,
 ) -> tf.Tensor:
     """All B samples at every point of ``x``: two matrix products, [N, B].
 
     :param prior_features: ``features(draws, x)``, if already known (cached).
+    :param products: The dtype of the two products (default ``x``'s): float32 rounds each
+        sample value to about 1e-7 of its scale and multiplies about four times faster on CPU.
     """
+    products = products or x.dtype
     if prior_features is None:
         prior_features = features(draws, x)
-    prior = tf.matmul(prior_features, weights.prior)
-    update = tf.matmul(features.kernel(x, weights.centres), weights.update)
+
+    def product(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+        return tf.cast(tf.matmul(tf.cast(a, products), tf.cast(b, products)), x.dtype)
+
+    prior = product(prior_features, weights.prior)
+    update = product(features.cross_covariance(x, weights.centres), weights.update)
     return mean_function(x) + prior + update
 
 
@@ -182,7 +190,7 @@ def evaluate_paired(
 ) -> tf.Tensor:
     """Sample b at its own point x_b (for optimising each sample in a continuous space), [B]."""
     prior = tf.reduce_sum(features(draws, x) * tf.transpose(weights.prior), axis=-1)
-    canonical = features.kernel(x, weights.centres)  # [B, M]
+    canonical = features.cross_covariance(x, weights.centres)  # [B, M]
     update = tf.reduce_sum(canonical * tf.transpose(weights.update), axis=-1)
     return mean_function(x)[:, 0] + prior + update
 

@@ -63,6 +63,8 @@ class ChunkedSampleScorer:
     :param features: The feature map of the samples' prior part.
     :param mean_function: The prior mean function.
     :param chunk_size: Candidates per chunk.
+    :param products: The dtype of the matrix products (default: the samples' dtype; see
+        :func:`~.pathwise.evaluate`).
     """
 
     def __init__(
@@ -70,12 +72,14 @@ class ChunkedSampleScorer:
         features: FeatureMap,
         mean_function: MeanFunction,
         chunk_size: int = 4096,
+        products: Optional[tf.DType] = None,
     ):
         if chunk_size <= 0:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
         self.features = features
         self.mean_function = mean_function
         self.chunk_size = min(chunk_size, features.max_rows or chunk_size)
+        self.products = products
         self._compiled: dict[bool, Any] = {}  # by whether sign features are cached
 
     @property
@@ -142,7 +146,9 @@ class ChunkedSampleScorer:
                 )
                 amplitude = self.features.amplitude(dtype)
                 prior = amplitude * unpack(rows, self.features.num_features)
-            return evaluate(self.features, self.mean_function, draws, weights, x, prior)
+            return evaluate(
+                self.features, self.mean_function, draws, weights, x, prior, self.products
+            )
 
         return _running_top_k(values, excluded, k, chunk, tf.shape(weights.prior)[1])
 
