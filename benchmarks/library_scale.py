@@ -184,7 +184,9 @@ def report_campaign(size: str, algorithm: str, r: dict, batch_size: int) -> None
             f"the float32 floor ({floor:4.1f} s at {r['float32_gflops']:.0f} GFLOP/s), "
             f"library sign features once {features:5.1f} s"
         )
-    line += f"; peak RSS {r['rss_mb']:5.0f} MB; recall top 1% {r['recall_top1pct']:.4f}"
+    sizes = "/".join(str(s["size"]) for s in steps)
+    line += f"; batch sizes {sizes}; peak RSS {r['rss_mb']:5.0f} MB"
+    line += f"; recall top 1% {r['recall_top1pct']:.4f}"
     print(line, flush=True)
 
 
