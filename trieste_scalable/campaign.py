@@ -166,10 +166,10 @@ def build(
         )
         # screening scores whole libraries: float32 products (see BatchThompsonSampling)
         scoring = tf.float32 if screening else None
-        rule = BatchThompsonSampling(
+        thompson = BatchThompsonSampling(
             batch_size, exclude_evaluated=screening, seed=seed, scoring_dtype=scoring
         )
-        return model, rule
+        return model, thompson
     if algorithm in ("mini-ucb", "mini-ei"):
         epochs: dict[str, Any] = dict(
             max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening
