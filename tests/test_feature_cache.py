@@ -14,7 +14,7 @@ from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP
 from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
-from trieste_scalable.sampling import ChunkedSampleScorer, PaddedCandidates, TanimotoFeatures
+from trieste_scalable.sampling import ChunkedSampleScorer, TanimotoFeatures
 from trieste_scalable.sampling.feature_cache import SignCache, pack, unpack
 
 
@@ -53,9 +53,9 @@ def test_scoring_with_cached_signs_equals_scoring_with_features() -> None:
     draws = features.draw(tf.constant([3, 4]), 256, tf.float64)
     weights = source.sample_weights(features, draws, 6, tf.constant([5, 6]))
     scorer = ChunkedSampleScorer(features, source.mean_function, chunk_size=50)
-    candidates = PaddedCandidates.build(space.points, 50)
-    excluded = tf.zeros_like(candidates.padding)
-    signs = SignCache(features, 50)(draws, candidates.points)
+    candidates = space.points
+    excluded = tf.zeros([300], tf.bool)
+    signs = SignCache(features, 50)(draws, candidates, tf.float64)
     plain = scorer.lowest(candidates, excluded, draws, weights, 3)
     cached = scorer.lowest(candidates, excluded, draws, weights, 3, signs)
     np.testing.assert_allclose(cached[0], plain[0], rtol=1e-12)
@@ -89,9 +89,9 @@ def test_float32_products_score_as_float64_to_their_precision() -> None:
     np.testing.assert_array_equal(features.cross_covariance(x, centres), source.kernel(x, centres))
     draws = features.draw(tf.constant([3, 4]), 256, tf.float64)
     weights = source.sample_weights(features, draws, 6, tf.constant([5, 6]))
-    candidates = PaddedCandidates.build(space.points, 50)
-    excluded = tf.zeros_like(candidates.padding)
-    signs = SignCache(features, 50)(draws, candidates.points)
+    candidates = space.points
+    excluded = tf.zeros([300], tf.bool)
+    signs = SignCache(features, 50)(draws, candidates, tf.float64)
     exact = ChunkedSampleScorer(features, source.mean_function, 50)
     fast = ChunkedSampleScorer(features, source.mean_function, 50, products=tf.float32)
     values64, index64 = exact.lowest(candidates, excluded, draws, weights, 300, signs)

@@ -20,6 +20,7 @@ from trieste_scalable.campaign import RandomRule
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from trieste_scalable.numerics.linalg import chunked_map
+from trieste_scalable.numerics.rows import RowIndex
 from trieste_scalable.packed_space import PackedRows, PackedSearchSpace, pack_rows
 
 from .util import se_kernel
@@ -75,6 +76,42 @@ def test_evaluated_candidates_are_found_in_packed_spaces() -> None:
     found = EvaluatedCandidates().among(packed, queried)
     np.testing.assert_array_equal(found, EvaluatedCandidates().among(dense, queried))
     assert np.flatnonzero(found).tolist() == [4, 9, 200]
+
+
+def test_the_space_shares_aligned_rows_and_copies_others_aligned() -> None:
+    """One copy of a library: rows made by ``aligned_rows`` are shared with TensorFlow (the
+    problem and its search space hold the same memory); misaligned or read-only rows are copied
+    once into aligned memory (TensorFlow's kernels abort on a misaligned buffer)."""
+    bits = pack_rows(_rows())
+    shared = packed_space.aligned_rows(bits)
+    space = PackedSearchSpace(shared, WIDTH)
+    assert space.rows.bits.numpy().tobytes() == bits.tobytes()
+    shared[0] ^= 0xFF  # visible through the space: the same memory
+    np.testing.assert_array_equal(space.rows.bits[0].numpy(), shared[0])
+    buffer = bytearray(bits.nbytes + 1)
+    misaligned = np.frombuffer(buffer, np.uint8, offset=1).reshape(bits.shape)
+    misaligned[...] = bits
+    readonly = bits.copy()
+    readonly.flags.writeable = False
+    for rows in (misaligned, readonly, bits[:, :]):
+        copied = PackedSearchSpace(rows, WIDTH)
+        assert (copied.rows.bits + 0).numpy().tobytes() == bits.tobytes()  # an op runs on it
+        np.testing.assert_array_equal(copied.points, _rows())
+
+
+def test_row_index_finds_rows_and_marks_every_copy() -> None:
+    table = np.random.default_rng(1).integers(0, 3, size=(200, 3)).astype(np.uint8)
+    index = RowIndex(table)
+    queries = np.random.default_rng(2).integers(0, 4, size=(60, 3)).astype(np.uint8)
+    position, found = index.find(queries)
+    present = [bool(np.any(np.all(table == q, axis=1))) for q in queries]
+    np.testing.assert_array_equal(found, present)
+    np.testing.assert_array_equal(table[position[found]], queries[found])
+    expected = [bool(np.any(np.all(queries == row, axis=1))) for row in table]  # repeats too
+    np.testing.assert_array_equal(index.mask(queries), expected)
+    assert not index.mask(queries[:0]).any()
+    with pytest.raises(ValueError, match="not a candidate"):
+        index(queries[~found][:1])
 
 
 def test_bad_packed_input_is_refused_with_clear_errors(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from trieste.space import Box, DiscreteSearchSpace, TaggedProductSearchSpace
 from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.models import AdaptiveSVGP
-from trieste_scalable.sampling import evaluate, feature_map_for
+from trieste_scalable.sampling import ChunkedSampleScorer, evaluate, feature_map_for
 
 from .util import replicated_dataset, se_kernel
 
@@ -90,6 +90,34 @@ def test_chunked_and_unchunked_scoring_agree() -> None:
     small = _acquire(BatchThompsonSampling(15, chunk_size=7, seed=3), space, model)[1]
     whole = _acquire(BatchThompsonSampling(15, chunk_size=10_000, seed=3), space, model)[1]
     np.testing.assert_array_equal(small, whole)
+
+
+@pytest.mark.parametrize("num, chunk_size", [(103, 10), (100, 10), (7, 50), (1, 4)])
+def test_scorer_finds_each_samples_lowest_allowed_values(num: int, chunk_size: int) -> None:
+    """Every chunking (the last chunk overlapping the one before it, or one chunk) gives each
+    sample's k lowest values over the allowed candidates, each candidate at most once."""
+    model = _svgp(replicated_dataset(3))
+    points = _candidates(num).points
+    source = pathwise_source(model)
+    features = feature_map_for(source.kernel, 50)
+    draws = features.draw(tf.constant([1, 2]), 2, tf.float64)
+    weights = source.sample_weights(features, draws, 3, tf.constant([3, 4]))
+    excluded = np.random.default_rng(0).uniform(size=num) < 0.3
+    k = 6
+    values, index = ChunkedSampleScorer(features, source.mean_function, chunk_size).lowest(
+        points, tf.constant(excluded), draws, weights, k
+    )
+    every = evaluate(features, source.mean_function, draws, weights, points).numpy().T  # [B, N]
+    every[:, excluded] = np.inf
+    expected = np.sort(every, axis=1)[:, :k]
+    if expected.shape[1] < k:  # fewer candidates than k: +inf after them
+        expected = np.pad(expected, [(0, 0), (0, k - num)], constant_values=np.inf)
+    np.testing.assert_allclose(values, expected, rtol=1e-12)
+    allowed = values.numpy() < np.inf
+    found = np.take_along_axis(every, np.minimum(index.numpy(), num - 1), axis=1)
+    np.testing.assert_allclose(found[allowed], values.numpy()[allowed], rtol=1e-12)
+    for row, ok in zip(index.numpy(), allowed):
+        assert len(set(row[ok])) == ok.sum()  # no candidate twice
 
 
 def test_argmin_is_the_argmin_of_each_sample() -> None:

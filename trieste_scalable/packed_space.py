@@ -19,9 +19,10 @@ from trieste.space import DiscreteSearchSpace
 from trieste.types import TensorType
 
 from .numerics.bits import unpack_bits
-from .numerics.rows import row_keys
+from .numerics.rows import RowIndex
 
 DENSE_LIMIT_BYTES = 2**30
+_ALIGNMENT = 64  # bytes: Eigen's largest (AVX-512) alignment, which TensorFlow's CPU kernels use
 
 
 class PackedRows:
@@ -74,6 +75,14 @@ Rows = Union[tf.Tensor, PackedRows]
 """Candidates as the rules read them: a dense tensor [N, D] or :class:`PackedRows`."""
 
 
+def stored_rows(rows: Rows) -> tuple[tf.Tensor, int]:
+    """The tensor that holds ``rows`` (packed bits [N, ceil(D / 8)], or the dense rows [N, D])
+    and D, as :func:`~.numerics.bits.dense_rows` reads them in compiled code."""
+    if isinstance(rows, PackedRows):
+        return rows.bits, rows.width
+    return tf.convert_to_tensor(rows), int(rows.shape[1])
+
+
 def take_rows(rows: Rows, index: TensorType) -> tf.Tensor:
     """The dense rows [K, D] of ``rows`` at ``index`` [K]."""
     return rows.gather(index) if isinstance(rows, PackedRows) else tf.gather(rows, index)
@@ -101,6 +110,9 @@ def pack_rows(rows: np.ndarray) -> np.ndarray:
 class PackedSearchSpace(DiscreteSearchSpace):
     """A :class:`~trieste.space.DiscreteSearchSpace` of 0/1 rows held bit-packed.
 
+    The rows are held once: a writable, C-contiguous uint8 NumPy array is shared with
+    TensorFlow, not copied (anything else is copied once).
+
     :param bits: Packed candidates [N, ceil(width / 8)] (uint8; NumPy, memory-mapped or not).
     :param width: Bits a candidate (the search space's dimension D).
     :param dtype: The dtype of the (unpacked) points, the models and the datasets.
@@ -110,9 +122,13 @@ class PackedSearchSpace(DiscreteSearchSpace):
     def __init__(self, bits: np.ndarray | tf.Tensor, width: int, dtype: tf.DType = tf.float64):
         if int(np.shape(bits)[0]) == 0:
             raise ValueError("a search space needs at least one candidate")
-        self.rows = PackedRows(tf.constant(bits, tf.uint8), width, dtype)
+        bits = np.asarray(bits)
+        if bits.dtype == np.uint8 and not _shareable(bits):
+            bits = aligned_rows(bits)  # one copy, shared with TensorFlow from here on
+        self._bits = bits
+        self.rows = PackedRows(shared_tensor(bits), width, dtype)
         self._dimension = tf.constant(width)
-        self._keys: Optional[np.ndarray] = None
+        self._index: Optional[RowIndex] = None
 
     def __repr__(self) -> str:
         return f"PackedSearchSpace({len(self.rows)} candidates, {self.rows.width} bits)"
@@ -138,18 +154,18 @@ class PackedSearchSpace(DiscreteSearchSpace):
     def upper(self) -> TensorType:
         return tf.ones([self.rows.width], self.dtype)
 
-    def keys(self) -> np.ndarray:
-        """One key per packed candidate [N] (:func:`~.numerics.rows.row_keys`), computed once."""
-        if self._keys is None:
-            self._keys = row_keys(self.rows.bits.numpy())
-        return self._keys
+    def index(self) -> RowIndex:
+        """Finds packed rows among the candidates (built once, 8 bytes a candidate)."""
+        if self._index is None:
+            self._index = RowIndex(self._bits)
+        return self._index
 
     def _contains(self, value: TensorType) -> TensorType:
         rows = np.reshape(np.asarray(value), [-1, self.rows.width])
         if not np.all((rows == 0) | (rows == 1)):
             found = np.zeros(len(rows), dtype=bool)
         else:
-            found = np.isin(row_keys(pack_rows(rows)), self.keys())
+            found = self.index().find(pack_rows(rows))[1]
         return tf.constant(found.reshape(np.shape(value)[:-1]))
 
     def sample(self, num_samples: int, seed: Optional[int] = None) -> TensorType:
@@ -166,5 +182,48 @@ class PackedSearchSpace(DiscreteSearchSpace):
         return (
             self.rows.width == other.rows.width
             and self.dtype == other.dtype
-            and np.array_equal(np.sort(self.keys()), np.sort(other.keys()))
+            and self.num_points == other.num_points
+            and bool(self.index().mask(other.rows.bits.numpy()).all())
+            and bool(other.index().mask(self.rows.bits.numpy()).all())
         )
+
+
+def shared_tensor(array: np.ndarray) -> tf.Tensor:
+    """A uint8 tensor of ``array``, sharing its memory (DLPack) where :func:`aligned_rows` made
+    it (else a copy).
+
+    ``tf.constant`` and ``tf.convert_to_tensor`` always copy a NumPy array (and measured with
+    TensorFlow 2.16 hold about twice its size while doing so); for a library of millions of
+    packed fingerprints one copy is hundreds of megabytes. TensorFlow's kernels assume
+    ``_ALIGNMENT``-byte aligned buffers (a misaligned shared buffer aborts the process), so only
+    aligned, writable, C-contiguous arrays are shared.
+    """
+    if _shareable(array):
+        return tf.experimental.dlpack.from_dlpack(array.__dlpack__())
+    return tf.constant(array)
+
+
+def _shareable(array: np.ndarray) -> bool:
+    flags = array.flags
+    return bool(flags.c_contiguous and flags.writeable and array.ctypes.data % _ALIGNMENT == 0)
+
+
+def aligned_rows(rows: np.ndarray, index: Optional[np.ndarray] = None) -> np.ndarray:
+    """A copy of ``rows[index]`` (all of ``rows`` by default) that :func:`shared_tensor` can
+    share with TensorFlow: C-contiguous and aligned to ``_ALIGNMENT`` bytes."""
+    shape = (len(rows) if index is None else len(index),) + tuple(rows.shape[1:])
+    out = aligned_empty(shape, rows.dtype)
+    if index is None:
+        out[...] = rows
+    else:
+        np.take(rows, index, axis=0, out=out)
+    return out
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
+    """An uninitialised C-contiguous array aligned to ``_ALIGNMENT`` bytes (see
+    :func:`shared_tensor`)."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    buffer = np.empty(size + _ALIGNMENT, dtype=np.uint8)
+    offset = -buffer.ctypes.data % _ALIGNMENT
+    return buffer[offset : offset + size].view(dtype).reshape(shape)

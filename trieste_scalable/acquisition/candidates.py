@@ -11,7 +11,7 @@ from trieste.observer import OBJECTIVE
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import Tag
 
-from ..numerics.rows import row_keys
+from ..numerics.rows import RowIndex
 from ..packed_space import PackedSearchSpace, Rows, pack_rows
 
 
@@ -113,7 +113,7 @@ class EvaluatedCandidates:
     those of a packed space are its packed rows, ``D / 8`` bytes each)."""
 
     def __init__(self) -> None:
-        self._keys: tuple[int, np.ndarray] = (0, np.zeros(0))
+        self._index: tuple[int, Optional[RowIndex]] = (0, None)
 
     def __call__(self, search_space: DiscreteSearchSpace, dataset: Optional[Dataset]) -> np.ndarray:
         """Whether each candidate [N] appears among ``dataset``'s query points.
@@ -131,11 +131,12 @@ class EvaluatedCandidates:
         if rows is None or rows.shape[0] == 0:
             return np.zeros(num_candidates(search_space), dtype=bool)
         if isinstance(search_space, PackedSearchSpace):
-            return np.isin(search_space.keys(), row_keys(pack_rows(rows)))
-        points = search_space.points
-        if self._keys[0] != id(search_space):
-            self._keys = (id(search_space), row_keys(points.numpy()))
-        return np.isin(self._keys[1], row_keys(rows.astype(points.dtype.as_numpy_dtype)))
+            return search_space.index().mask(pack_rows(rows))
+        key, index = self._index
+        if key != id(search_space) or index is None:
+            index = RowIndex(search_space.points.numpy())
+            self._index = (id(search_space), index)
+        return index.mask(rows)
 
 
 def num_candidates(search_space: DiscreteSearchSpace) -> int:

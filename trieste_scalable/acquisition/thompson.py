@@ -15,11 +15,11 @@ from trieste.models import ProbabilisticModel
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
-from ..packed_space import PackedRows, take_rows
+from ..packed_space import take_rows
 from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
-from ..sampling.scoring import ChunkedSampleScorer, PaddedCandidates
+from ..sampling.scoring import ChunkedSampleScorer
 from .candidates import (
     EvaluatedCandidates,
     candidate_points,
@@ -129,7 +129,6 @@ class BatchThompsonSampling(
         self._signs: dict[int, SignCache] = {}  # by scorer: cached candidate features
         # the one draw of sign features (see the class docstring), apart from the batch seeds
         self._sign_seeds = np.random.default_rng([seed, 0, 7]).integers(2**31, size=2)
-        self._candidates: Optional[tuple[tuple[int, int], PaddedCandidates]] = None
         self._evaluated = EvaluatedCandidates()
 
     def __repr__(self) -> str:
@@ -144,7 +143,7 @@ class BatchThompsonSampling(
         copy = object.__new__(type(self))
         memo[id(self)] = copy
         copy.__dict__.update(self.__dict__)
-        copy._scorers, copy._candidates, copy._signs = {}, None, {}
+        copy._scorers, copy._signs = {}, {}
         copy._evaluated = EvaluatedCandidates()
         return copy
 
@@ -216,12 +215,11 @@ class BatchThompsonSampling(
         dataset: Optional[Dataset],
         pending: np.ndarray,
     ) -> tf.Tensor:
-        candidates = self._padded(space, scorer.chunk_size)
+        candidates = candidate_rows(space)
         size = num_candidates(space)
-        excluded = np.zeros(int(candidates.points.shape[0]), dtype=bool)  # padding included
-        excluded[:size] = self._evaluated.among(space, pending)
+        excluded = self._evaluated.among(space, pending)
         if self._exclude_evaluated:
-            excluded[:size] |= self._evaluated(space, dataset)
+            excluded |= self._evaluated(space, dataset)
         allowed = size - int(excluded.sum())
         if allowed == 0:  # every candidate left is pending: nothing new to propose yet
             return no_points(space)
@@ -232,7 +230,7 @@ class BatchThompsonSampling(
             cache = self._signs.setdefault(
                 id(scorer), SignCache(scorer.features, scorer.chunk_size)
             )
-            signs = cache(draws, candidates.points, candidates.width, weights.prior.dtype)
+            signs = cache(draws, candidates, weights.prior.dtype)
         values, index = scorer.lowest(
             candidates, tf.constant(excluded), draws, weights, needed, signs
         )
@@ -250,9 +248,8 @@ class BatchThompsonSampling(
         seed: int,
     ) -> tf.Tensor:
         pool = candidate_points(space, None, self._pool_size or 500 * int(space.dimension), seed)
-        candidates = PaddedCandidates.build(pool, scorer.chunk_size)
-        excluded = tf.zeros_like(candidates.padding)
-        _, index = scorer.lowest(candidates, excluded, draws, weights, 1)
+        excluded = tf.zeros([int(pool.shape[0])], tf.bool)
+        _, index = scorer.lowest(pool, excluded, draws, weights, 1)
         start = tf.gather(pool, index[:, 0])  # [B, D]
         if not self._refine:
             return start
@@ -269,18 +266,6 @@ class BatchThompsonSampling(
             )
             self._scorers[key] = (scorer, _paired_value_and_gradient(features, source))
         return self._scorers[key]
-
-    def _padded(self, space: DiscreteSearchSpace, chunk_size: int) -> PaddedCandidates:
-        """The padded candidates (packed ones stay packed), cached for the search space."""
-        key = (id(space), chunk_size)
-        if self._candidates is None or self._candidates[0] != key:
-            rows = candidate_rows(space)
-            if isinstance(rows, PackedRows):
-                padded = PaddedCandidates.build(rows.bits, chunk_size, rows.width)
-            else:
-                padded = PaddedCandidates.build(rows, chunk_size)
-            self._candidates = (key, padded)
-        return self._candidates[1]
 
 
 def _first_free(ranked: np.ndarray) -> np.ndarray:

@@ -15,22 +15,46 @@ def row_keys(points: np.ndarray) -> np.ndarray:
 class RowIndex:
     """Finds the position of rows in a fixed table of rows.
 
-    :param table: The rows to look up in [A, D].
+    Holds a view of the table and its sort order (8 bytes a row), not a sorted copy: a library
+    of millions of packed fingerprints is not duplicated. Lookups cost O(K log A).
+
+    :param table: The rows to look up in [A, D] (C-contiguous: a view is kept).
     """
 
     def __init__(self, table: np.ndarray):
         self._dtype = table.dtype
-        keys = row_keys(table)
-        self._order = np.argsort(keys)
-        self._sorted = keys[self._order]
+        self._keys = row_keys(table)
+        self._order = np.argsort(self._keys)
+
+    def find(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Position in the table of each row [K] (meaningful where found) and whether it is
+        there [K]."""
+        keys = row_keys(np.asarray(rows, dtype=self._dtype))
+        if not keys.size:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+        rank = np.searchsorted(self._keys, keys, sorter=self._order)
+        position = self._order[np.minimum(rank, len(self._order) - 1)]
+        return position, self._keys[position] == keys
 
     def __call__(self, rows: np.ndarray) -> np.ndarray:
-        """Position in the table of each row [N].
+        """Position in the table of each row [K].
 
         :raise ValueError: If a row is not in the table.
         """
-        keys = row_keys(np.asarray(rows, dtype=self._dtype))
-        position = np.minimum(np.searchsorted(self._sorted, keys), len(self._sorted) - 1)
-        if keys.size and not np.all(self._sorted[position] == keys):
+        position, found = self.find(rows)
+        if not found.all():
             raise ValueError("query point is not a candidate of this problem")
-        return self._order[position]
+        return position
+
+    def mask(self, rows: np.ndarray) -> np.ndarray:
+        """Whether each table row is among ``rows`` [A] (every copy of a repeated table row;
+        rows not in the table are ignored)."""
+        keys = row_keys(np.asarray(rows, dtype=self._dtype))
+        first = np.searchsorted(self._keys, keys, side="left", sorter=self._order)
+        last = np.searchsorted(self._keys, keys, side="right", sorter=self._order)
+        counts = last - first
+        ends = np.cumsum(counts)
+        ranks = np.repeat(first - (ends - counts), counts) + np.arange(ends[-1] if ends.size else 0)
+        mask = np.zeros(len(self._keys), dtype=bool)
+        mask[self._order[ranks]] = True
+        return mask

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..numerics.rows import RowIndex, row_keys
-from ..packed_space import PackedSearchSpace, pack_rows
+from ..packed_space import PackedSearchSpace, aligned_rows, pack_rows
 from .featurise import fingerprint_library, score_library, unpack
 from .molecules import OBJECTIVES, cached, fingerprint_width, load_smiles
 from .synthetic import DiscreteProblem
@@ -171,8 +171,9 @@ def screening_problem(
     first = np.sort(first)
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {library}",
-        # the rows a campaign reads, without the dense matrix (see PackedFingerprints)
-        points=PackedFingerprints(np.ascontiguousarray(packed[first]), width),  # type: ignore[arg-type]
+        # the rows a campaign reads, without the dense matrix (see PackedFingerprints), in memory
+        # the search space shares with TensorFlow
+        points=PackedFingerprints(aligned_rows(packed, first), width),  # type: ignore[arg-type]
         values=-scores[first],
         noise_std=noise_std,
         labels=np.array(smiles, dtype=object)[kept[first]],

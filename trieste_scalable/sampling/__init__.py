@@ -9,14 +9,13 @@ from .features import (
     feature_map_for,
 )
 from .pathwise import PathwiseWeights, evaluate, evaluate_paired, exact_weights, inducing_weights
-from .scoring import ChunkedSampleScorer, PaddedCandidates
+from .scoring import ChunkedSampleScorer
 
 __all__ = [
     "ArcCosineFeatures",
     "ChunkedSampleScorer",
     "FeatureMap",
     "FourierFeatures",
-    "PaddedCandidates",
     "PathwiseWeights",
     "TanimotoFeatures",
     "evaluate",

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
+import numpy as np
 import tensorflow as tf
 
 from ..numerics.bits import dense_rows, unpack_bits
+from ..packed_space import Rows, aligned_empty, shared_tensor, stored_rows
 from .features import Draws, FeatureMap
 
 _BIT_VALUES = tf.constant([128, 64, 32, 16, 8, 4, 2, 1], tf.int32)
@@ -60,34 +62,29 @@ class SignCache:
         if not features.signs_only:
             raise ValueError(f"{type(features).__name__} features depend on hyperparameters")
         self.features, self.chunk_size = features, chunk_size
-        self._points: tf.Tensor | None = None
-        self._packed: PackedSigns | None = None
+        self._candidates: Optional[Rows] = None
+        self._packed: Optional[PackedSigns] = None
         self._compiled = tf.function(lambda draws, x: pack(features.signs(draws, x)))
 
-    def __call__(
-        self,
-        draws: Draws,
-        points: tf.Tensor,
-        width: Optional[int] = None,
-        dtype: Optional[tf.DType] = None,
-    ) -> PackedSigns:
-        """The packed signs of ``points`` [N, D] under ``draws``, computed for the first call
-        with this very ``points`` tensor (the draws must not change between calls).
+    def __call__(self, draws: Draws, candidates: Rows, dtype: tf.DType) -> PackedSigns:
+        """The packed signs of ``candidates`` [N, D] under ``draws``, computed for the first call
+        with these very candidates (the draws must not change between calls).
 
-        :param points: Dense rows, or 0/1 rows packed as uint8 bits, unpacked a chunk at a time
-            to ``width`` columns of ``dtype`` (both required then).
+        :param candidates: Dense rows, or :class:`~trieste_scalable.packed_space.PackedRows`
+            (unpacked a chunk at a time).
+        :param dtype: The features' dtype.
         """
-        width, dtype = width or int(points.shape[1]), dtype or points.dtype
-        if self._packed is None or points is not self._points:
+        if self._packed is None or candidates is not self._candidates:
+            points, width = stored_rows(candidates)
             num = int(points.shape[0])
-            sizes = [
-                (start, min(self.chunk_size, num - start))
-                for start in range(0, num, self.chunk_size)
-            ]
-            parts = [
-                self._compiled(draws, dense_rows(points, start, size, width, dtype))
-                for start, size in sizes
-            ]
-            self._packed = PackedSigns(*(tf.concat(list(p), axis=0) for p in zip(*parts)))
-            self._points = points
+            # written chunk by chunk into the final arrays: no second copy while building
+            bits = aligned_empty((num, -(-self.features.num_features // 8)), np.uint8)
+            nonzero = np.empty(num, dtype.as_numpy_dtype)
+            for start in range(0, num, self.chunk_size):
+                size = min(self.chunk_size, num - start)
+                part = self._compiled(draws, dense_rows(points, start, size, width, dtype))
+                bits[start : start + size] = part.bits.numpy()
+                nonzero[start : start + size] = part.nonzero.numpy()
+            self._packed = PackedSigns(shared_tensor(bits), tf.constant(nonzero))
+            self._candidates = candidates
         return self._packed

@@ -63,7 +63,6 @@ class FeatureMap:
         self.kernel = kernel
         self.num_features = num_features
 
-
     def cross_covariance(self, x: tf.Tensor, centres: tf.Tensor) -> tf.Tensor:
         """The kernel between inputs [N, D] and centres [M, D], [N, M] (the canonical basis of a
         pathwise sample's update)."""

@@ -3,58 +3,29 @@
 One compiled function per (feature map, mean function) runs the whole chunk loop in-graph: each
 chunk's features are computed once and shared by all B samples (one [C, F] x [F, B] product),
 and a running top-k per sample is merged with each chunk's scores. Memory is O(C (F + M + B)),
-whatever N is. The candidates are padded to a whole number of equal chunks (padding is excluded),
-so every chunk has the same shape.
+whatever N is. Every chunk has the same shape: the last chunk ends at the last candidate and
+skips the rows the chunk before it scored (no padded copy of the candidates).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import tensorflow as tf
 
 from ..numerics.bits import dense_rows
+from ..packed_space import Rows, stored_rows
 from .feature_cache import PackedSigns, unpack
 from .features import Draws, FeatureMap
 from .pathwise import MeanFunction, PathwiseWeights, evaluate
 
 
-class PaddedCandidates(NamedTuple):
-    """Candidates padded to a whole number of equal chunks.
-
-    :ivar points: [N_pad, D] (padding repeats the last candidate), or 0/1 candidates packed as
-        uint8 bits [N_pad, ceil(D / 8)], unpacked one chunk at a time while scoring.
-    :ivar padding: True for padding rows [N_pad].
-    :ivar width: D.
-    """
-
-    points: tf.Tensor
-    padding: tf.Tensor
-    width: int
-
-    @classmethod
-    def build(
-        cls, points: tf.Tensor, chunk_size: int, width: Optional[int] = None
-    ) -> PaddedCandidates:
-        """Pad to a whole number of chunks of at most ``chunk_size`` rows, as few as possible.
-
-        :param width: D, for packed ``points`` (default: their number of columns).
-        """
-        num = int(points.shape[0])
-        if num == 0:
-            raise ValueError("there are no candidates to score")
-        missing = -num % cls.chunk_rows(num, chunk_size)
-        padded = tf.concat([points, tf.repeat(points[-1:], missing, axis=0)], axis=0)
-        padding = tf.constant(np.arange(num + missing) >= num)
-        return cls(padded, padding, width or int(points.shape[1]))
-
-    @staticmethod
-    def chunk_rows(num: int, chunk_size: int) -> int:
-        """Rows per chunk: the chunk count is fixed by ``chunk_size``, then chunks are evened
-        out so that padding is less than one row per chunk."""
-        chunks = -(-num // chunk_size)
-        return -(-num // chunks)
+def chunk_rows(num: int, chunk_size: int) -> int:
+    """Rows per chunk: the chunk count is fixed by ``chunk_size``, then chunks are evened out
+    (at most ``num``)."""
+    chunks = -(-num // chunk_size)
+    return -(-num // chunks)
 
 
 class ChunkedSampleScorer:
@@ -88,28 +59,32 @@ class ChunkedSampleScorer:
 
     def lowest(
         self,
-        candidates: PaddedCandidates,
+        candidates: Rows,
         excluded: tf.Tensor,
         draws: Draws,
         weights: PathwiseWeights,
         k: int,
         signs: Optional[PackedSigns] = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """:param excluded: True for candidates no sample may pick [N_pad].
+        """:param candidates: Dense candidates [N, D], or 0/1 candidates as
+            :class:`~trieste_scalable.packed_space.PackedRows` (unpacked a chunk at a time).
+        :param excluded: True for candidates no sample may pick [N].
         :param signs: The candidates' cached sign features under ``draws`` (for a map with
             ``signs_only``): used instead of computing the features.
         :return: Values [B, k] (ascending; +inf where fewer than k candidates are allowed) and
             candidate indices [B, k]."""
-        num = int(candidates.points.shape[0]) - int(np.sum(candidates.padding.numpy()))
-        rows = PaddedCandidates.chunk_rows(num, self.chunk_size)
+        points, width = stored_rows(candidates)
+        num = int(points.shape[0])
+        if num == 0:
+            raise ValueError("there are no candidates to score")
         args: tuple = (
-            candidates.points,
-            excluded | candidates.padding,
+            points,
+            excluded,
             draws,
             weights,
             k,
-            rows,
-            candidates.width,
+            chunk_rows(num, self.chunk_size),
+            width,
         )
         cached = signs is not None
         if cached:
@@ -161,17 +136,20 @@ def _running_top_k(
     num_samples: tf.Tensor,
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """The k largest negated ``values(start)`` [C, B] per sample over every chunk (in-graph
-    loop), skipping ``excluded`` candidates: negated values [B, k] and their indices [B, k]."""
-    num_chunks = tf.shape(excluded)[0] // chunk
+    loop), skipping ``excluded`` candidates [N]: negated values [B, k] and their indices [B, k].
+    The last chunk starts at N - C and skips the rows the chunk before it scored."""
+    num = tf.shape(excluded)[0]
+    num_chunks = (num + chunk - 1) // chunk
     minus_inf = tf.constant(-np.inf, values(0).dtype)
     best = tf.fill([num_samples, k], minus_inf)  # negated values: top_k finds the lowest
     best_index = tf.zeros([num_samples, k], tf.int32)
 
     def body(i: tf.Tensor, best: tf.Tensor, best_index: tf.Tensor) -> tuple[tf.Tensor, ...]:
-        start = i * chunk
-        skip = tf.slice(excluded, [start], [chunk])
+        start = tf.minimum(i * chunk, num - chunk)
+        rows = tf.range(start, start + chunk)
+        skip = tf.slice(excluded, [start], [chunk]) | (rows < i * chunk)  # scored already
         scores = tf.where(skip[None, :], minus_inf, -tf.transpose(values(start)))  # [B, C]
-        index = tf.broadcast_to(tf.range(start, start + chunk)[None, :], tf.shape(scores))
+        index = tf.broadcast_to(rows[None, :], tf.shape(scores))
         merged = tf.concat([best, scores], axis=1)
         merged_index = tf.concat([best_index, index], axis=1)
         top = tf.math.top_k(merged, k=k, sorted=True)
