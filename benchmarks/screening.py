@@ -37,6 +37,9 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=4900, help="after 100 initial molecules")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--progress", action="store_true", help="a progress bar per rule")
+    parser.add_argument(
+        "--redraw-features-every", type=int, help="ts: redraw the sign features every N batches"
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     problem = screening_problem(args.library, "celecoxib-mpo")
@@ -60,6 +63,7 @@ def main() -> None:
             seed=args.seed,
             screening=True,
             selector="random",
+            redraw_features_every=args.redraw_features_every,
         )
         start = time.perf_counter()
         result = run_campaign(

@@ -5,11 +5,12 @@ library's features once (a fixed draw per rule) and then only reuses them."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import tensorflow as tf
 from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
-from trieste_scalable.acquisition import BatchThompsonSampling
+from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP
@@ -77,6 +78,35 @@ def test_thompson_sampling_hashes_the_library_once() -> None:
     rule.acquire_single(space, model, evaluated)(state)
     assert cache._packed is packed_once  # reused, not recomputed
     assert len({tuple(p) for p in evaluated.query_points.numpy()}) == 40 + 20  # no repeats
+
+
+def test_features_are_redrawn_on_schedule_and_batches_stay_reproducible() -> None:
+    model, space, data = _model_and_space(400)
+    once = BatchThompsonSampling(5, num_features=64, chunk_size=64, exclude_evaluated=True)
+    every_two = BatchThompsonSampling(
+        5, num_features=64, chunk_size=64, exclude_evaluated=True, redraw_features_every=2
+    )
+    caches = []
+    for step in range(5):  # the same data each step (nothing pending): only the step changes
+        _, batch_once = once.acquire_single(space, model, data)(ThompsonState(step))
+        _, batch_two = every_two.acquire_single(space, model, data)(ThompsonState(step))
+        (cache,) = every_two._signs.values()
+        assert cache._key is not None and cache._key[1] == step // 2
+        caches.append(cache._packed)
+        if step < 2:  # the first draw is the default rule's
+            np.testing.assert_array_equal(batch_two, batch_once)
+    assert caches[0] is caches[1] and caches[2] is caches[3] and caches[1] is not caches[2]
+    assert not np.array_equal(caches[0].bits, caches[2].bits)  # a new draw, new features
+    assert cache._compiled.experimental_get_tracing_count() <= 2  # not once per draw
+    (scorer, _) = next(iter(every_two._scorers.values()))
+    assert scorer.tracing_count == 1
+    restored = BatchThompsonSampling(
+        5, num_features=64, chunk_size=64, exclude_evaluated=True, redraw_features_every=2
+    )
+    _, again = restored.acquire_single(space, model, data)(ThompsonState(4))
+    np.testing.assert_array_equal(again, batch_two)  # a restored run redraws the same features
+    with pytest.raises(ValueError, match="redraw_features_every"):
+        BatchThompsonSampling(5, redraw_features_every=0)
 
 
 def test_float32_products_score_as_float64_to_their_precision() -> None:

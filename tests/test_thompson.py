@@ -12,7 +12,7 @@ from trieste.data import Dataset
 from trieste.models.gpflow import GaussianProcessRegression, SparseVariational
 from trieste.space import Box, DiscreteSearchSpace, TaggedProductSearchSpace
 
-from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
+from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState, thompson
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.models import AdaptiveSVGP
 from trieste_scalable.sampling import ChunkedSampleScorer, evaluate, feature_map_for
@@ -147,6 +147,23 @@ def test_distinct_batches_and_screening_without_replacement() -> None:
     _, last = _acquire(BatchThompsonSampling(101, exclude_evaluated=True), space, model, data)
     left = np.unique(space.points.numpy()[200:], axis=0)
     np.testing.assert_array_equal(np.unique(last.numpy(), axis=0), left)
+
+
+def test_distinct_batches_do_not_depend_on_how_many_ranks_are_tried_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each sample's best free candidate is found from a few ranks first, more when they are
+    all taken: the batch is the one ranking every candidate for every sample gives."""
+    model = _svgp(replicated_dataset(6, num_unique=30, num_repeats=0))
+    space = _candidates(60)  # a batch of half the candidates: samples often share their best
+    batches = {}
+    for first in (1, 2, 10**6):
+        monkeypatch.setattr(thompson, "_FIRST_RANKS", first)
+        rule = BatchThompsonSampling(30, seed=2)
+        batches[first] = _acquire(rule, space, model)[1].numpy()
+    assert np.unique(batches[1], axis=0).shape[0] == 30
+    np.testing.assert_array_equal(batches[1], batches[10**6])
+    np.testing.assert_array_equal(batches[2], batches[10**6])
 
 
 def test_state_seeds_the_batch() -> None:

@@ -141,6 +141,7 @@ def build(
     num_inducing: int = 500,
     selector: str = "kmeans",
     budget: Optional[int] = None,
+    redraw_features_every: Optional[int] = None,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
 
@@ -150,6 +151,8 @@ def build(
         rule): screening evaluates each molecule once.
     :param num_inducing: Inducing points of ``ts``'s SVGP; ``selector`` picks them.
     :param budget: Evaluations left; bounds the MINI rules' epochs.
+    :param redraw_features_every: ``ts``'s cached sign features are redrawn every this many
+        batches (see :class:`~.acquisition.BatchThompsonSampling`).
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
@@ -167,7 +170,11 @@ def build(
         # screening scores whole libraries: float32 products (see BatchThompsonSampling)
         scoring = tf.float32 if screening else None
         thompson = BatchThompsonSampling(
-            batch_size, exclude_evaluated=screening, seed=seed, scoring_dtype=scoring
+            batch_size,
+            exclude_evaluated=screening,
+            seed=seed,
+            scoring_dtype=scoring,
+            redraw_features_every=redraw_features_every,
         )
         return model, thompson
     if algorithm in ("mini-ucb", "mini-ei"):

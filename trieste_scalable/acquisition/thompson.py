@@ -33,6 +33,8 @@ from .pathwise_source import PathwiseSource, pathwise_source
 from .pending import Points, no_points, outstanding, proposed, rows_seen
 from .summaries import LogsStatistics
 
+_FIRST_RANKS = 16  # candidates ranked per sample on the first try (see _discrete_batch)
+
 
 @dataclass(frozen=True)
 class ThompsonState:
@@ -66,7 +68,9 @@ class BatchThompsonSampling(
       (from ``seed``) and the candidates' features computed once and kept bit-packed
       (:mod:`~trieste_scalable.sampling.feature_cache`): a batch then costs one pass of matrix
       products, not a re-hash of the library; batches share the feature basis, their sample
-      weights are independent. Points
+      weights are independent. ``redraw_features_every`` redraws the basis (and re-hashes the
+      library) every so many batches, so the prior parts of later batches' samples are not all
+      built on one draw of F features. Points
       still being evaluated (asynchronous use, :mod:`.pending`) are excluded from the
       candidates, and the samples are conditioned on them observed at their posterior mean
       (kriging believer, :mod:`.pathwise_source`), so a batch does not pile up around them.
@@ -93,6 +97,9 @@ class BatchThompsonSampling(
         that tie to that precision can swap places, and multiplies about four times faster on
         CPU (the Tanimoto kernel's inner products of fingerprints are exact in float32 either
         way).
+    :param redraw_features_every: With cached sign features (discrete spaces), draw new ones
+        every this many batches (default: one draw per rule). Each redraw re-hashes every
+        candidate (about as long as a few batches of scoring).
     """
 
     _name = "thompson"
@@ -110,8 +117,11 @@ class BatchThompsonSampling(
         max_refine_iterations: int = 200,
         seed: int = 0,
         scoring_dtype: Optional[tf.DType] = None,
+        redraw_features_every: Optional[int] = None,
     ):
         sizes = dict(num_query_points=num_query_points, num_features=num_features)
+        if redraw_features_every is not None:
+            sizes.update(redraw_features_every=redraw_features_every)
         for name, value in dict(sizes, chunk_size=chunk_size, pool_size=pool_size or 1).items():
             if value <= 0:
                 raise ValueError(f"{name} must be positive, got {value}")
@@ -125,10 +135,9 @@ class BatchThompsonSampling(
         self._max_refine_iterations = max_refine_iterations
         self._seed = seed
         self._scoring_dtype = scoring_dtype
+        self._redraw_features_every = redraw_features_every
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
         self._signs: dict[int, SignCache] = {}  # by scorer: cached candidate features
-        # the one draw of sign features (see the class docstring), apart from the batch seeds
-        self._sign_seeds = np.random.default_rng([seed, 0, 7]).integers(2**31, size=2)
         self._evaluated = EvaluatedCandidates()
 
     def __repr__(self) -> str:
@@ -160,7 +169,7 @@ class BatchThompsonSampling(
             state = state or ThompsonState()
             seeds = np.random.default_rng([self._seed, state.num_batches]).integers(2**31, size=4)
             pending = outstanding(state.pending, state.seen, dataset)
-            batch = self._batch(search_space, model, dataset, seeds, pending)
+            batch = self._batch(search_space, model, dataset, seeds, pending, state.num_batches)
             new_pending, seen = proposed(pending, batch), rows_seen(dataset)
             return replace(
                 state, num_batches=state.num_batches + 1, pending=new_pending, seen=seen
@@ -176,6 +185,7 @@ class BatchThompsonSampling(
         dataset: Optional[Dataset],
         seeds: np.ndarray,
         pending: np.ndarray,
+        num_batches: int,
     ) -> tf.Tensor:
         start = time.perf_counter()
         dtype = space_dtype(space)
@@ -183,15 +193,18 @@ class BatchThompsonSampling(
         scorer, paired = self._scorer(source)
         input_dim = int(space.dimension)
         cached = isinstance(space, DiscreteSearchSpace) and scorer.features.signs_only
-        draws = scorer.features.draw(
-            tf.constant(self._sign_seeds if cached else seeds[:2]), input_dim, dtype
-        )
+        every = self._redraw_features_every
+        generation = num_batches // every if every else 0  # of the cached sign features
+        draw_seeds = _sign_seeds(self._seed, generation) if cached else seeds[:2]
+        draws = scorer.features.draw(tf.constant(draw_seeds), input_dim, dtype)
         weights = source.sample_weights(
             scorer.features, draws, self._num_query_points, tf.constant(seeds[2:])
         )
         sampled = time.perf_counter()
         if isinstance(space, DiscreteSearchSpace):
-            batch = self._discrete_batch(space, scorer, draws, weights, dataset, pending)
+            batch = self._discrete_batch(
+                space, scorer, draws, weights, dataset, pending, generation
+            )
         else:
             assert isinstance(space, Box)
             batch = self._box_batch(space, scorer, paired, draws, weights, int(seeds[0]))
@@ -214,6 +227,7 @@ class BatchThompsonSampling(
         weights: PathwiseWeights,
         dataset: Optional[Dataset],
         pending: np.ndarray,
+        generation: int,
     ) -> tf.Tensor:
         candidates = candidate_rows(space)
         size = num_candidates(space)
@@ -226,17 +240,24 @@ class BatchThompsonSampling(
         # fewer candidates left than the batch: the batch shrinks to them (the last batch)
         needed = min(self._num_query_points, allowed) if self._distinct else 1
         signs = None
-        if scorer.features.signs_only:  # computed once: the draws are fixed (see _batch)
+        if scorer.features.signs_only:  # computed once per draw (see _batch)
             cache = self._signs.setdefault(
-                id(scorer), SignCache(scorer.features, scorer.chunk_size)
+                id(scorer), SignCache(scorer.features, scorer.feature_chunk_size)
             )
-            signs = cache(draws, candidates, weights.prior.dtype)
-        values, index = scorer.lowest(
-            candidates, tf.constant(excluded), draws, weights, needed, signs
-        )
-        index = index.numpy()
-        chosen = _first_free(index[:needed]) if self._distinct else index[:, 0]
-        return take_rows(candidate_rows(space), chosen)
+            signs = cache(draws, candidates, weights.prior.dtype, generation)
+        # each sample's few best first: merging a running top-k costs as much as the products
+        # at k = B = 500; a larger k only when some sample's best are all taken (rare)
+        ranks = min(needed, _FIRST_RANKS)
+        while True:
+            _, index = scorer.lowest(
+                candidates, tf.constant(excluded), draws, weights, ranks, signs
+            )
+            if not self._distinct:
+                return take_rows(candidates, index.numpy()[:, 0])
+            chosen = _first_free(index.numpy()[:needed])
+            if chosen is not None:
+                return take_rows(candidates, chosen)
+            ranks = min(needed, 4 * ranks)
 
     def _box_batch(
         self,
@@ -268,15 +289,24 @@ class BatchThompsonSampling(
         return self._scorers[key]
 
 
-def _first_free(ranked: np.ndarray) -> np.ndarray:
-    """For each sample in turn, its best-ranked candidate no earlier sample took. ``ranked`` [K, K]
-    holds each of K samples' K best candidates, so a free one always exists. The loop is over the B
+def _sign_seeds(seed: int, generation: int) -> np.ndarray:
+    """Seeds of a rule's ``generation``-th draw of sign features, apart from its batch seeds."""
+    key = [seed, 0, 7] + ([generation] if generation else [])  # the first as before redraws
+    return np.random.default_rng(key).integers(2**31, size=2)
+
+
+def _first_free(ranked: np.ndarray) -> Optional[np.ndarray]:
+    """For each sample in turn, its best-ranked candidate no earlier sample took; None if some
+    sample's ranked candidates [B, k] are all taken (never when k >= B). The loop is over the B
     samples, not the candidates."""
     taken: set[int] = set()
     chosen = np.empty(ranked.shape[0], dtype=np.int64)
     for b, row in enumerate(ranked):
-        chosen[b] = next(int(i) for i in row if int(i) not in taken)
-        taken.add(int(chosen[b]))
+        free = next((int(i) for i in row if int(i) not in taken), None)
+        if free is None:
+            return None
+        chosen[b] = free
+        taken.add(free)
     return chosen
 
 

@@ -52,7 +52,8 @@ def unpack(packed: PackedSigns, num_features: int) -> tf.Tensor:
 
 
 class SignCache:
-    """The packed signs of one candidate set under one draw, computed on first use.
+    """The packed signs of one candidate set under one draw, computed on first use (and again
+    for new candidates or a new draw; one compiled function throughout).
 
     :param features: A map with ``signs_only``.
     :param chunk_size: Rows per chunk while computing.
@@ -62,19 +63,23 @@ class SignCache:
         if not features.signs_only:
             raise ValueError(f"{type(features).__name__} features depend on hyperparameters")
         self.features, self.chunk_size = features, chunk_size
-        self._candidates: Optional[Rows] = None
+        self._key: Optional[tuple[Rows, int]] = None
         self._packed: Optional[PackedSigns] = None
         self._compiled = tf.function(lambda draws, x: pack(features.signs(draws, x)))
 
-    def __call__(self, draws: Draws, candidates: Rows, dtype: tf.DType) -> PackedSigns:
+    def __call__(
+        self, draws: Draws, candidates: Rows, dtype: tf.DType, draw: int = 0
+    ) -> PackedSigns:
         """The packed signs of ``candidates`` [N, D] under ``draws``, computed for the first call
-        with these very candidates (the draws must not change between calls).
+        with these very candidates and this ``draw``.
 
         :param candidates: Dense rows, or :class:`~trieste_scalable.packed_space.PackedRows`
             (unpacked a chunk at a time).
         :param dtype: The features' dtype.
+        :param draw: Which draw ``draws`` is: the caller changes it when the draws change.
         """
-        if self._packed is None or candidates is not self._candidates:
+        key = self._key
+        if self._packed is None or key is None or key[0] is not candidates or key[1] != draw:
             points, width = stored_rows(candidates)
             num = int(points.shape[0])
             # written chunk by chunk into the final arrays: no second copy while building
@@ -86,5 +91,5 @@ class SignCache:
                 bits[start : start + size] = part.bits.numpy()
                 nonzero[start : start + size] = part.nonzero.numpy()
             self._packed = PackedSigns(shared_tensor(bits), tf.constant(nonzero))
-            self._candidates = candidates
+            self._key = (candidates, draw)
         return self._packed

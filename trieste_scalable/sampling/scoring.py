@@ -33,7 +33,9 @@ class ChunkedSampleScorer:
 
     :param features: The feature map of the samples' prior part.
     :param mean_function: The prior mean function.
-    :param chunk_size: Candidates per chunk.
+    :param chunk_size: Candidates per chunk (at most the feature map's ``max_rows`` where the
+        features are computed while scoring; any size with cached sign features, whose chunks
+        only unpack bits and multiply).
     :param products: The dtype of the matrix products (default: the samples' dtype; see
         :func:`~.pathwise.evaluate`).
     """
@@ -49,7 +51,8 @@ class ChunkedSampleScorer:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
         self.features = features
         self.mean_function = mean_function
-        self.chunk_size = min(chunk_size, features.max_rows or chunk_size)
+        self.chunk_size = chunk_size
+        self.feature_chunk_size = min(chunk_size, features.max_rows or chunk_size)
         self.products = products
         self._compiled: dict[bool, Any] = {}  # by whether sign features are cached
 
@@ -83,7 +86,7 @@ class ChunkedSampleScorer:
             draws,
             weights,
             k,
-            chunk_rows(num, self.chunk_size),
+            chunk_rows(num, self.chunk_size if signs is not None else self.feature_chunk_size),
             width,
         )
         cached = signs is not None
@@ -114,12 +117,13 @@ class ChunkedSampleScorer:
         def values(start: tf.Tensor) -> tf.Tensor:
             x = dense_rows(points, start, chunk, width, dtype)
             prior = None
-            if signs is not None:  # the cached signs of these rows, scaled
+            if signs is not None:  # the cached signs of these rows, scaled, in the products' dtype
+                features = self.products or dtype
                 rows = PackedSigns(
                     tf.slice(signs.bits, [start, 0], [chunk, tf.shape(signs.bits)[1]]),
-                    tf.slice(signs.nonzero, [start], [chunk]),
+                    tf.cast(tf.slice(signs.nonzero, [start], [chunk]), features),
                 )
-                amplitude = self.features.amplitude(dtype)
+                amplitude = self.features.amplitude(features)
                 prior = amplitude * unpack(rows, self.features.num_features)
             return evaluate(
                 self.features, self.mean_function, draws, weights, x, prior, self.products
