@@ -1,6 +1,7 @@
 """Molecules: fingerprints, the property oracle, libraries and the screening problem."""
 
 import gzip
+import hashlib
 import importlib.util
 import math
 from pathlib import Path
@@ -106,6 +107,15 @@ def test_screening_problem_deduplicates_and_scores_recall(tmp_path: Path) -> Non
     np.testing.assert_array_equal(space.rows.gather([200]), dense[[200]])
     again = screening_problem(str(library), "celecoxib-mpo")  # from the cache
     np.testing.assert_array_equal(again.values, problem.values)
+    # the labels (held as one buffer) are the first molecule of each fingerprint, in order
+    assert list(problem.labels) == smiles + [CELECOXIB]
+    assert problem.labels[-1] == CELECOXIB and len(problem.labels) == 201
+    assert problem.labels.nbytes == sum(len(s) for s in smiles + [CELECOXIB]) + 202 * 8
+    expected = hashlib.sha256("\n".join(smiles + [CELECOXIB]).encode())  # as logs recorded it
+    expected.update(problem.values.tobytes())
+    assert problem.content_hash() == expected.hexdigest()
+    with pytest.raises(IndexError):
+        problem.labels[201]
     with pytest.raises(ValueError, match="unknown objective"):
         screening_problem(str(library), "potency")
 

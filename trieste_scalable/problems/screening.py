@@ -15,6 +15,7 @@ import tensorflow as tf
 from ..numerics.rows import RowIndex, row_keys
 from ..packed_space import PackedSearchSpace, aligned_rows, pack_rows
 from .featurise import fingerprint_library, score_library, unpack
+from .labels import Labels
 from .molecules import OBJECTIVES, cached, fingerprint_width, load_smiles
 from .synthetic import DiscreteProblem
 
@@ -55,11 +56,11 @@ class ScreeningProblem(DiscreteProblem):
     :class:`~trieste_scalable.packed_space.PackedSearchSpace`): a library takes D / 8 bytes a
     molecule, not 8 D.
 
-    :ivar labels: SMILES of each candidate [A].
+    :ivar labels: SMILES of each candidate [A] (held compactly: :class:`.labels.Labels`).
     :ivar num_molecules: Parsed molecules in the library (before fingerprint deduplication).
     """
 
-    labels: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    labels: Labels = field(default_factory=lambda: Labels([]))
     num_molecules: int = 0
 
     def __post_init__(self) -> None:
@@ -91,7 +92,9 @@ class ScreeningProblem(DiscreteProblem):
 
     def content_hash(self) -> str:
         """SHA-256 of the candidates' SMILES and scores, in order."""
-        digest = hashlib.sha256("\n".join(self.labels).encode())
+        digest = hashlib.sha256()
+        for i, label in enumerate(self.labels):  # of the labels joined by newlines
+            digest.update(b"\n" + label.encode() if i else label.encode())
         digest.update(np.ascontiguousarray(self.values).tobytes())
         return digest.hexdigest()
 
@@ -176,7 +179,7 @@ def screening_problem(
         points=PackedFingerprints(aligned_rows(packed, first), width),  # type: ignore[arg-type]
         values=-scores[first],
         noise_std=noise_std,
-        labels=np.array(smiles, dtype=object)[kept[first]],
+        labels=Labels(smiles, kept[first]),
         num_molecules=int(kept.size),
     )
 

@@ -98,8 +98,8 @@ class ChunkedSampleScorer:
                 tuple(tf.nest.map_structure(tf.convert_to_tensor, args)),
             )
             self._compiled[cached] = tf.function(self._lowest, input_signature=signature)
-        values, indices = self._compiled[cached](*args)
-        return -values, indices
+        values, indices = self._compiled[cached](*args)  # in the products' dtype
+        return -tf.cast(values, weights.prior.dtype), indices
 
     def _lowest(
         self,
