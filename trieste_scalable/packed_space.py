@@ -183,8 +183,8 @@ class PackedSearchSpace(DiscreteSearchSpace):
             self.rows.width == other.rows.width
             and self.dtype == other.dtype
             and self.num_points == other.num_points
-            and bool(self.index().mask(other.rows.bits.numpy()).all())
-            and bool(other.index().mask(self.rows.bits.numpy()).all())
+            and bool(self.index().mask(other._bits).all())
+            and bool(other.index().mask(self._bits).all())
         )
 
 
@@ -196,9 +196,11 @@ def shared_tensor(array: np.ndarray) -> tf.Tensor:
     TensorFlow 2.16 hold about twice its size while doing so); for a library of millions of
     packed fingerprints one copy is hundreds of megabytes. TensorFlow's kernels assume
     ``_ALIGNMENT``-byte aligned buffers (a misaligned shared buffer aborts the process), so only
-    aligned, writable, C-contiguous arrays are shared.
+    aligned, writable, C-contiguous arrays are shared. With a GPU the tensor is copied to it
+    once instead (host memory then holds only the NumPy array), so compiled scoring does not
+    copy the library to the device at every call.
     """
-    if _shareable(array):
+    if _shareable(array) and not tf.config.list_logical_devices("GPU"):
         return tf.experimental.dlpack.from_dlpack(array.__dlpack__())
     return tf.constant(array)
 
