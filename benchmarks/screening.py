@@ -40,6 +40,7 @@ def main() -> None:
     parser.add_argument(
         "--redraw-features-every", type=int, help="ts: redraw the sign features every N batches"
     )
+    parser.add_argument("--inducing", type=int, default=500, help="ts: inducing points")
     args = parser.parse_args()
     start = time.perf_counter()
     problem = screening_problem(args.library, "celecoxib-mpo")
@@ -64,6 +65,7 @@ def main() -> None:
             screening=True,
             selector="random",
             redraw_features_every=args.redraw_features_every,
+            num_inducing=args.inducing,
         )
         start = time.perf_counter()
         result = run_campaign(
