@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument(
         "--redraw-features-every", type=int, help="ts: redraw the sign features every N batches"
     )
-    parser.add_argument("--inducing", type=int, default=500, help="ts: inducing points")
+    parser.add_argument("--inducing", type=int, help="ts: inducing points (default: build's)")
     args = parser.parse_args()
     start = time.perf_counter()
     problem = screening_problem(args.library, "celecoxib-mpo")

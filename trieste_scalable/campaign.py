@@ -138,7 +138,7 @@ def build(
     allow_repeats: bool = True,
     kernel: Optional[gpflow.kernels.Kernel] = None,
     screening: bool = False,
-    num_inducing: int = 500,
+    num_inducing: Optional[int] = None,
     selector: str = "kmeans",
     budget: Optional[int] = None,
     redraw_features_every: Optional[int] = None,
@@ -149,7 +149,11 @@ def build(
         ``kernel_variance``.
     :param screening: Never propose an evaluated candidate, nor one twice in a batch (every
         rule): screening evaluates each molecule once.
-    :param num_inducing: Inducing points of ``ts``'s SVGP; ``selector`` picks them.
+    :param num_inducing: Inducing points of ``ts``'s SVGP; ``selector`` picks them. Default
+        1,000 when screening (measured at 10⁵ molecules and 5,000 evaluations, recall of the top
+        1 % over three seeds: 0.396 with 500, 0.465 with 1,000, 0.492 with 2,000, at 1.7, 1.9 and
+        3.2 s a batch of 100; over all of MOSES each 1,000 more costs ~10-20 s a batch of 500),
+        else 500.
     :param budget: Evaluations left; bounds the MINI rules' epochs.
     :param redraw_features_every: ``ts``'s cached sign features are redrawn every this many
         batches (see :class:`~.acquisition.BatchThompsonSampling`).
@@ -165,7 +169,13 @@ def build(
         return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
     if algorithm == "ts":
         model = AdaptiveSVGP(
-            kernel, noise_variance, data, inducing=num_inducing, selector=selector, seed=seed, **fit
+            kernel,
+            noise_variance,
+            data,
+            inducing=num_inducing or (1000 if screening else 500),
+            selector=selector,
+            seed=seed,
+            **fit,
         )
         # screening scores whole libraries: float32 products (see BatchThompsonSampling)
         scoring = tf.float32 if screening else None
