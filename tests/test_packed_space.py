@@ -20,7 +20,7 @@ from trieste_scalable.campaign import RandomRule
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from trieste_scalable.numerics.linalg import chunked_map
-from trieste_scalable.numerics.rows import RowIndex
+from trieste_scalable.numerics.rows import RowIndex, first_occurrences
 from trieste_scalable.packed_space import PackedRows, PackedSearchSpace, pack_rows
 
 from .util import se_kernel
@@ -112,6 +112,14 @@ def test_row_index_finds_rows_and_marks_every_copy() -> None:
     assert not index.mask(queries[:0]).any()
     with pytest.raises(ValueError, match="not a candidate"):
         index(queries[~found][:1])
+
+
+@pytest.mark.parametrize("chunk_size", [1, 7, 1000])
+def test_first_occurrences_are_those_of_numpy_unique(chunk_size: int) -> None:
+    table = np.random.default_rng(3).integers(0, 2, size=(500, 5)).astype(np.uint8)
+    _, expected = np.unique(table, axis=0, return_index=True)
+    np.testing.assert_array_equal(first_occurrences(table, chunk_size), np.sort(expected))
+    assert first_occurrences(table[:1]).tolist() == [0]
 
 
 def test_bad_packed_input_is_refused_with_clear_errors(monkeypatch: pytest.MonkeyPatch) -> None:

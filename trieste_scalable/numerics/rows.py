@@ -12,6 +12,22 @@ def row_keys(points: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))[:, 0]
 
 
+def first_occurrences(table: np.ndarray, chunk_size: int = 65536) -> np.ndarray:
+    """Index of the first occurrence of each distinct row of ``table`` [A, D], ascending [U].
+
+    As ``np.unique(..., return_index=True)`` but without its sorted copy of the rows: a stable
+    sort order (8 bytes a row) and adjacent rows compared ``chunk_size`` at a time, so a library
+    of millions of packed fingerprints is not duplicated to deduplicate it.
+    """
+    keys = row_keys(table)
+    order = np.argsort(keys, kind="stable")  # equal rows keep their order: the first leads
+    new = np.ones(len(order), dtype=bool)
+    for start in range(1, len(order), chunk_size):
+        stop = min(start + chunk_size, len(order))
+        new[start:stop] = keys[order[start:stop]] != keys[order[start - 1 : stop - 1]]
+    return np.sort(order[new])
+
+
 class RowIndex:
     """Finds the position of rows in a fixed table of rows.
 

@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
-from ..numerics.rows import RowIndex, row_keys
+from ..numerics.rows import RowIndex, first_occurrences
 from ..packed_space import PackedSearchSpace, aligned_rows, pack_rows
 from .featurise import fingerprint_library, score_library, unpack
 from .labels import Labels
@@ -170,8 +170,7 @@ def screening_problem(
             lambda: score_library([smiles[i] for i in kept], name, progress=progress),
             lambda value: value.shape == (kept.size,) and bool(np.all(np.isfinite(value))),
         )
-    _, first = np.unique(row_keys(packed), return_index=True)
-    first = np.sort(first)
+    first = first_occurrences(packed)
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {library}",
         # the rows a campaign reads, without the dense matrix (see PackedFingerprints), in memory
