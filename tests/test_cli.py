@@ -1,11 +1,13 @@
 """The command line: runs end to end, resumes without re-evaluating, and fails cleanly."""
 
 import csv
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from trieste_scalable import rule_state
+from trieste_scalable import campaign, rule_state
 from trieste_scalable.acquisition.thompson import ThompsonState
 from trieste_scalable.cli import main
 from trieste_scalable.problems.molecules import load_smiles
@@ -41,7 +43,9 @@ def test_optimize_runs_and_writes_its_outputs(
     assert "cumulative regret / uniform random" in capsys.readouterr().out
 
 
-def test_screen_resumes_without_re_evaluating(tmp_path: Path, library: Path) -> None:
+def test_screen_resumes_without_re_evaluating(
+    tmp_path: Path, library: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     logdir = tmp_path / "screen"
     args = [
         "screen",
@@ -72,6 +76,26 @@ def test_screen_resumes_without_re_evaluating(tmp_path: Path, library: Path) -> 
     assert batch == 4 and state == ThompsonState(num_batches=4)
     assert main(args + ["--budget", "80", "--resume"]) == 0  # already complete: no-op
     assert len(_rows(logdir / "evaluations.csv")) == 100
+    # --inducing reaches the model; campaigns logged before the flag existed still resume
+    built = []
+    campaign_build = campaign.build
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        model, rule = campaign_build(*args, **kwargs)
+        built.append(model.num_inducing)
+        return model, rule
+
+    monkeypatch.setattr(campaign, "build", spy)
+    inducing = tmp_path / "inducing"
+    with_inducing = [a if a != str(logdir) else str(inducing) for a in args] + ["--inducing"]
+    assert main(with_inducing + ["7", "--budget", "20"]) == 0
+    assert built == [7]
+    assert main(with_inducing + ["8", "--budget", "40", "--resume"]) == 2  # changed setting
+    saved = json.loads((logdir / "run.json").read_text())
+    del saved["inducing"]
+    (logdir / "run.json").write_text(json.dumps(saved))
+    assert main(args + ["--budget", "100", "--resume"]) == 0
+    assert len(_rows(logdir / "evaluations.csv")) == 120
 
 
 def test_screen_error_paths(tmp_path: Path, library: Path, capsys: pytest.CaptureFixture) -> None:

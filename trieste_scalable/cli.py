@@ -44,6 +44,12 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
     )
     parser.add_argument("--beta", type=float, default=2.0, help="the constant width's beta")
     parser.add_argument("--fit", action="store_true", help="fit hyperparameters every step")
+    parser.add_argument(
+        "--inducing",
+        type=int,
+        default=None,
+        help="ts: the SVGP's inducing points (default 1000 in screen, 500 in optimize)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue the run in --logdir")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -114,7 +120,7 @@ def _validate(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if not (math.isfinite(value) and value > 0):
             raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
-    for name in ("max_batch_size", "num_candidates"):
+    for name in ("max_batch_size", "num_candidates", "inducing"):
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
@@ -214,6 +220,7 @@ def _screen(args: argparse.Namespace) -> int:
             screening=True,
             selector="random",
             budget=remaining,
+            num_inducing=args.inducing,
         )
 
     if oracle is not None:
@@ -296,6 +303,7 @@ def _optimize(args: argparse.Namespace) -> int:
             fit_hyperparameters=args.fit,
             seed=args.seed,
             budget=remaining,
+            num_inducing=args.inducing,
         )
 
     result = run_session(problem, vars(args), models)
