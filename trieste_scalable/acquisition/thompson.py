@@ -257,6 +257,7 @@ class BatchThompsonSampling(
             chosen = _first_free(index.numpy()[:needed])
             if chosen is not None:
                 return take_rows(candidates, chosen)
+            assert ranks < needed, "with as many ranks as samples a free candidate always exists"
             ranks = min(needed, 4 * ranks)
 
     def _box_batch(
