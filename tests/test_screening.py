@@ -104,6 +104,7 @@ def test_screening_problem_deduplicates_and_scores_recall(tmp_path: Path) -> Non
     assert problem.points.bits.nbytes == 201 * 128  # a bit a fingerprint position
     space = problem.search_space
     assert isinstance(space, PackedSearchSpace) and space is problem.search_space  # built once
+    assert space.index() is problem._index  # one sort of the library, shared
     np.testing.assert_array_equal(space.rows.gather([200]), dense[[200]])
     again = screening_problem(str(library), "celecoxib-mpo")  # from the cache
     np.testing.assert_array_equal(again.values, problem.values)

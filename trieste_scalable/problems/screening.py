@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
-from ..numerics.rows import RowIndex, first_occurrences
+from ..numerics.rows import first_occurrences
 from ..packed_space import PackedSearchSpace, aligned_rows, pack_rows
 from .featurise import fingerprint_library, score_library, unpack
 from .labels import Labels
@@ -65,7 +65,8 @@ class ScreeningProblem(DiscreteProblem):
 
     def __post_init__(self) -> None:
         assert isinstance(self.points, PackedFingerprints)
-        object.__setattr__(self, "_index", RowIndex(self.points.bits))
+        # one row index for the problem and its search space (one sort of the library)
+        object.__setattr__(self, "_index", self.search_space.index())
 
     @cached_property
     def search_space(self) -> PackedSearchSpace:  # type: ignore[override]
