@@ -117,6 +117,10 @@ def test_float32_products_score_as_float64_to_their_precision() -> None:
     centres = space.points[100:120]
     # the Tanimoto kernel's inner products are counts, exact in float32: the kernel is exact
     np.testing.assert_array_equal(features.cross_covariance(x, centres), source.kernel(x, centres))
+    # float32 scoring forms the whole ratio in float32: rounded to float32's precision
+    rows32 = features.cross_covariance(tf.cast(x, tf.float32), centres, tf.float32)
+    assert rows32.dtype == tf.float32
+    np.testing.assert_allclose(rows32, source.kernel(x, centres), rtol=3e-7, atol=0)
     draws = features.draw(tf.constant([3, 4]), 256, tf.float64)
     weights = source.sample_weights(features, draws, 6, tf.constant([5, 6]))
     candidates = space.points

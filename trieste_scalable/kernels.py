@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Optional
 
 import gpflow
+import numpy as np
 import tensorflow as tf
 from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
@@ -36,12 +37,17 @@ class Tanimoto(gpflow.kernels.Kernel):
 
     def from_inner(self, inner: tf.Tensor, X: tf.Tensor, X2: tf.Tensor) -> tf.Tensor:
         """The kernel [N, N2] given the inner products ``inner`` [N, N2] of ``X`` [N, D] and
-        ``X2`` [N2, D] (however they were formed)."""
-        norms = tf.reduce_sum(X**2, axis=-1)[:, None] + tf.reduce_sum(X2**2, axis=-1)[None, :]
-        denominator = norms - inner
-        positive_ = denominator > 0
-        safe = tf.where(positive_, denominator, tf.ones_like(denominator))
-        return self.variance * tf.where(positive_, inner / safe, tf.zeros_like(inner))
+        ``X2`` [N2, D] (however they were formed), in ``inner``'s dtype."""
+        dtype = inner.dtype
+        norms = (
+            tf.reduce_sum(tf.cast(X, dtype) ** 2, axis=-1)[:, None]
+            + tf.reduce_sum(tf.cast(X2, dtype) ** 2, axis=-1)[None, :]
+        )
+        # on non-negative vectors the denominator is at least half the norms, so it is zero
+        # only for two all-zero rows, whose inner product is zero too: their ratio 0 / tiny is 0
+        tiny = tf.constant(np.finfo(dtype.as_numpy_dtype).tiny, dtype)
+        ratio = inner / tf.maximum(norms - inner, tiny)
+        return tf.cast(self.variance, dtype) * ratio
 
     @inherit_check_shapes
     def K_diag(self, X: tf.Tensor) -> tf.Tensor:

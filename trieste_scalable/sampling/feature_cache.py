@@ -47,8 +47,8 @@ def pack(signs: tf.Tensor) -> PackedSigns:
 
 def unpack(packed: PackedSigns, num_features: int) -> tf.Tensor:
     """The sign features [N, F] of ``packed`` (in the dtype of ``packed.nonzero``)."""
-    bits = unpack_bits(packed.bits, num_features, packed.nonzero.dtype)
-    return (2 * bits - 1) * packed.nonzero[:, None]
+    signs = unpack_bits(packed.bits, num_features, packed.nonzero.dtype, off=-1.0)
+    return signs * packed.nonzero[:, None]
 
 
 class SignCache:

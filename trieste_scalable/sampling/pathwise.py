@@ -165,6 +165,8 @@ def evaluate(
     """All B samples at every point of ``x``: two matrix products, [N, B] (in the dtype of the
     products).
 
+    :param x: Inputs, in the model's dtype or (with ``prior_features`` given) the products':
+        the kernel rows are formed in the products' dtype, the mean in the model's.
     :param prior_features: ``features(draws, x)``, if already known (cached).
     :param products: The dtype of the two products and of the values (default ``x``'s): float32
         rounds each sample value to about 1e-7 of its scale and multiplies about four times
@@ -178,8 +180,9 @@ def evaluate(
         return tf.matmul(tf.cast(a, products), tf.cast(b, products))
 
     prior = product(prior_features, weights.prior)
-    update = product(features.cross_covariance(x, weights.centres), weights.update)
-    return tf.cast(mean_function(x), products) + prior + update
+    update = product(features.cross_covariance(x, weights.centres, products), weights.update)
+    mean = mean_function(tf.cast(x, weights.prior.dtype))  # in the model's dtype
+    return tf.cast(mean, products) + prior + update
 
 
 @check_shapes("x: [B, D]", "return: [B]")

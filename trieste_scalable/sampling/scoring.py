@@ -115,10 +115,12 @@ class ChunkedSampleScorer:
         dtype = weights.prior.dtype
 
         def values(start: tf.Tensor) -> tf.Tensor:
-            x = dense_rows(points, start, chunk, width, dtype)
             prior = None
-            if signs is not None:  # the cached signs of these rows, scaled, in the products' dtype
+            if signs is None:
+                x = dense_rows(points, start, chunk, width, dtype)
+            else:  # the rows and their cached signs, scaled, in the products' dtype
                 features = self.products or dtype
+                x = dense_rows(points, start, chunk, width, features)
                 rows = PackedSigns(
                     tf.slice(signs.bits, [start, 0], [chunk, tf.shape(signs.bits)[1]]),
                     tf.cast(tf.slice(signs.nonzero, [start], [chunk]), features),
