@@ -25,8 +25,9 @@ the same 20 random points and submits for ``--seconds`` (what is in flight then 
 
 Prints, per run: evaluations finished within the time and per second, worker utilisation within
 the submission window (the evaluations' busy time inside it over workers x window: the drain
-after it, when no new work may start, is not counted), the best value and mean true regret
-(``rkhs``) or recall of the top 1 % (``screening``) over all evaluations within the time; then,
+after it, when no new work may start, is not counted; in brackets the same from the first
+submission on, i.e. without the model's set-up and first acquisition, and when that came),
+the best value and mean true regret (``rkhs``) or recall of the top 1 % (``screening``) over all evaluations within the time; then,
 per rule, the async/sync ratio of evaluations and the same quality measure over the *first n*
 evaluations of each (n = the smaller count, in finishing order): quality per evaluation.
 """
@@ -148,11 +149,10 @@ def quality(problem, ids):  # type: ignore[no-untyped-def]
     return f"best {regret.min():.4f}, mean regret {regret.mean():.4f}"
 
 
-def windowed_utilisation(evaluations, workers, start, seconds):  # type: ignore[no-untyped-def]
-    """Busy time inside [start, start + seconds] over workers x seconds."""
-    end = start + seconds
+def windowed_utilisation(evaluations, workers, start, end):  # type: ignore[no-untyped-def]
+    """Busy time inside [start, end] over workers x (end - start)."""
     busy = sum(max(0.0, min(e.finished, end) - max(e.started, start)) for e in evaluations)
-    return busy / (workers * seconds)
+    return busy / (workers * (end - start))
 
 
 def run_problem(name, args):  # type: ignore[no-untyped-def]
@@ -192,11 +192,14 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
             within = [e for e in result.evaluations if e.finished - start <= args.seconds]
             ids = problem.indices(np.stack([e.point for e in within]))
             picked[label] = ids
-            busy = windowed_utilisation(result.evaluations, workers, start, args.seconds)
+            end = start + args.seconds
+            busy = windowed_utilisation(result.evaluations, workers, start, end)
+            first = min(e.submitted for e in result.evaluations)  # after the first acquisition
+            steady = windowed_utilisation(result.evaluations, workers, first, end)
             print(
                 f"{workers:3d} workers  {label:>13}: {len(within):4d} evaluations in "
                 f"{args.seconds:g} s ({len(within) / args.seconds:5.2f}/s), utilisation "
-                f"{busy:5.1%}, {quality(problem, ids)}, failures {len(result.failures)}",
+                f"{busy:5.1%} ({steady:5.1%} after {first - start:4.1f} s), {quality(problem, ids)}, failures {len(result.failures)}",
                 flush=True,
             )
         for rule in ("ts", "bbkb"):

@@ -1,13 +1,13 @@
 """Asynchronous campaigns: ``num_workers`` evaluations in flight, each result told to the model
 as it comes, new points asked for given those still pending (``docs/asynchronous.md``).
 
-Whenever workers are free the loop hands out the points the rule proposed last and asks for more
-once they are used up (Trieste's ``AskTellOptimizer`` with our rules' pending points: see
-:mod:`~trieste_scalable.acquisition.pending`); a rule may propose nothing while points are in
-flight, and is asked again after the next result. The rule is asked ahead: right after each
-tell if no proposals are in hand, and the proposals in hand go to the workers that just
-finished *before* their results are told, so workers do not wait for model updates (a rule's
-batch size is then how far it proposes ahead of the workers).
+Whenever workers are free the loop hands out proposals in hand; a
+:class:`~trieste_scalable.proposer.BackgroundProposer` tells the model what finished and asks
+the rule for more on its own thread (Trieste's ``AskTellOptimizer`` with our rules' pending
+points: see :mod:`~trieste_scalable.acquisition.pending`), ahead of the workers: it keeps in
+hand the free workers' share plus twice the evaluations expected to finish during one
+acquisition. A rule may propose nothing while points are in flight; it is asked again after the
+next result.
 
 A failed evaluation is recorded, never told: it stays pending in the rule's state, so the rules
 that exclude pending points never propose it again (a MINI-META epoch with repeats waits for
@@ -16,18 +16,20 @@ its failed repeat: the loop then stops with an error rather than wait forever).
 
 from __future__ import annotations
 
+import math
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
-import tensorflow as tf
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 from trieste.space import SearchSpace
 
 from .distributed import Evaluation, RayEvaluator
+from .proposer import BackgroundProposer, Proposal, tell
 
 
 @dataclass
@@ -92,104 +94,126 @@ def run_asynchronous(
     """
     if budget < 1:
         raise ValueError(f"budget must be positive, got {budget}")
-    loop = _Loop(
-        AskTellOptimizer(search_space, initial, model, rule, acquisition_state=rule_state),
-        evaluator,
-        budget,
-        max_seconds,
-        whole_batches,
-        before_submit,
-        payload,
-    )
-    loop.proposed = [] if resubmit is None else [(0, point) for point in resubmit]
+    ask_tell = AskTellOptimizer(search_space, initial, model, rule, acquisition_state=rule_state)
+    loop = _Submissions(evaluator, budget, max_seconds, before_submit, payload)
+    first = [Proposal(x, 0, rule_state) for x in ([] if resubmit is None else resubmit)]
     result = AsynchronousResult(initial, num_workers=evaluator.num_workers)
-    held: list[Evaluation] = []  # finished, not told yet (whole batches only)
-    while loop.free_workers() > 0 or evaluator.in_flight:
-        loop.hand_out(ask=not (whole_batches and evaluator.in_flight))
-        if not evaluator.in_flight:
-            raise RuntimeError(
-                "the rule proposes nothing while nothing is in flight (its pending points "
-                f"include {len(result.failures)} failed evaluations it waits for)"
-            )
-        finished = evaluator.collect()
-        result.evaluations.extend(finished)
-        held.extend(finished)
-        if whole_batches and evaluator.in_flight:
-            continue
-        if not whole_batches:
-            loop.hand_out(ask=False)  # proposals in hand go out before the model update
-        if on_results is not None:
-            on_results(held)
-        loop.tell(held)
-        held = []
-        if not whole_batches:
-            loop.propose_ahead()
-    result.dataset, result.wall_seconds = loop.ask_tell.dataset, time.time() - loop.start
+    if whole_batches:
+        _whole_batches(ask_tell, loop, first, result, on_results)
+    else:
+        _overlapped(BackgroundProposer(ask_tell, first), loop, result, on_results)
+    result.dataset, result.wall_seconds = ask_tell.dataset, time.time() - loop.start
     return result
 
 
-class _Loop:
-    """The proposals in hand and the submissions of :func:`run_asynchronous`."""
+POLL_SECONDS = 0.01
+"""How often the loop looks for new proposals while workers are free and an acquisition runs."""
+
+
+def _overlapped(
+    proposer: BackgroundProposer,
+    loop: _Submissions,
+    result: AsynchronousResult,
+    on_results: Optional[Callable[[list[Evaluation]], None]],
+) -> None:
+    """Hand out proposals as workers free up; the proposer tells and asks meanwhile."""
+    evaluator = loop.evaluator
+    try:
+        while True:
+            loop.submit(proposer.take(loop.free_workers()))
+            proposer.want(loop.ahead(len(result.evaluations), proposer.ask_seconds))
+            if not evaluator.in_flight:
+                if loop.free_workers() == 0:
+                    break  # the budget or the time is used up
+                if not proposer.wait():
+                    raise RuntimeError(
+                        "the rule proposes nothing while nothing is in flight (its pending "
+                        f"points include {len(result.failures)} failed evaluations it waits for)"
+                    )
+                continue
+            waiting = loop.free_workers() > 0 and (proposer.asking or proposer.in_hand > 0)
+            finished = evaluator.collect(POLL_SECONDS if waiting else None)
+            if finished:
+                result.evaluations.extend(finished)
+                loop.submit(proposer.take(loop.free_workers()))  # before logging them
+                if on_results is not None:
+                    on_results(finished)
+                proposer.tell_later(finished)
+    finally:
+        proposer.close()
+
+
+def _whole_batches(
+    ask_tell: AskTellOptimizer,
+    loop: _Submissions,
+    first: list[Proposal],
+    result: AsynchronousResult,
+    on_results: Optional[Callable[[list[Evaluation]], None]],
+) -> None:
+    """The synchronous baseline: submit a batch, wait for all of it, tell it, ask again."""
+    in_hand, asks = deque(first), 0
+    while loop.free_workers() > 0:
+        if not in_hand:
+            asks += 1
+            points = ask_tell.ask().numpy()
+            in_hand.extend(Proposal(x, asks, ask_tell.acquisition_state) for x in points)
+        loop.submit([in_hand.popleft() for _ in range(min(loop.free_workers(), len(in_hand)))])
+        if not loop.evaluator.in_flight:
+            raise RuntimeError("the rule proposed nothing while nothing is in flight")
+        held: list[Evaluation] = []
+        while loop.evaluator.in_flight:
+            held.extend(loop.evaluator.collect())
+        result.evaluations.extend(held)
+        if on_results is not None:
+            on_results(held)
+        tell(ask_tell, [e for e in held if not e.failed])
+
+
+class _Submissions:
+    """The budget, the clock and the submissions of :func:`run_asynchronous`."""
 
     def __init__(
         self,
-        ask_tell: AskTellOptimizer,
         evaluator: RayEvaluator,
         budget: int,
         max_seconds: Optional[float],
-        whole_batches: bool,
         before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]],
         payload: Optional[Callable[[np.ndarray], Any]],
     ):
-        self.ask_tell, self.evaluator, self.budget = ask_tell, evaluator, budget
-        self.max_seconds, self.whole_batches = max_seconds, whole_batches
+        self.evaluator, self.budget, self.max_seconds = evaluator, budget, max_seconds
         self.before_submit, self.payload = before_submit, payload
-        self.proposed: list[tuple[int, np.ndarray]] = []  # (acquisition, point), not submitted
-        self.submitted, self.asks, self.start = 0, 0, time.time()
+        self.submitted, self.start = 0, time.time()
+
+    def late(self) -> bool:
+        return self.max_seconds is not None and time.time() - self.start > self.max_seconds
 
     def free_workers(self) -> int:
-        if self.max_seconds is not None and time.time() - self.start > self.max_seconds:
+        if self.late():
             return 0
         return min(
             self.evaluator.num_workers - self.evaluator.in_flight, self.budget - self.submitted
         )
 
-    def hand_out(self, ask: bool) -> None:
-        """Submit proposals in hand to the free workers, asking the rule for more (given every
-        point still pending) when they run out, if ``ask`` (with whole batches: one batch)."""
-        chosen: list[tuple[int, np.ndarray]] = []
-        while len(chosen) < self.free_workers():
-            if not self.proposed:
-                if not ask or (self.whole_batches and chosen):
-                    break  # no asking, or the batch is out
-                self.asks += 1
-                self.proposed.extend((self.asks, x) for x in self.ask_tell.ask().numpy())
-                if not self.proposed:
-                    break  # the rule waits for results
-            chosen.append(self.proposed.pop(0))
+    def ahead(self, finished: int, ask_seconds: float) -> int:
+        """Proposals to keep in hand: the free workers' share and twice the evaluations
+        expected to finish during one acquisition (at the rate seen so far), within the
+        budget."""
+        if self.late():
+            return 0
+        rate = finished / max(time.time() - self.start, 1e-9)
+        expected = math.ceil(2 * rate * ask_seconds)
+        free = self.evaluator.num_workers - self.evaluator.in_flight
+        return min(free + expected, self.budget - self.submitted)
+
+    def submit(self, chosen: list[Proposal]) -> None:
+        """Note down (``before_submit``, with the state of the last acquisition among them)
+        and submit ``chosen``."""
         if not chosen:
             return
         if self.before_submit is not None:
-            asks, points = np.array([a for a, _ in chosen]), np.stack([x for _, x in chosen])
-            self.before_submit(points, asks, self.ask_tell.acquisition_state)
-        for _, point in chosen:
+            points, asks = np.stack([p.point for p in chosen]), np.array([p.ask for p in chosen])
+            self.before_submit(points, asks, chosen[-1].state)
+        for proposal in chosen:
+            point = proposal.point
             self.evaluator.submit(point, None if self.payload is None else self.payload(point))
         self.submitted += len(chosen)
-
-    def propose_ahead(self) -> None:
-        """With no proposals in hand, ask now (given what was just told and what is pending),
-        so that the next workers to finish get new points at once, without waiting for the
-        next model update."""
-        late = self.max_seconds is not None and time.time() - self.start > self.max_seconds
-        if not self.proposed and self.submitted < self.budget and not late:
-            self.asks += 1
-            self.proposed.extend((self.asks, x) for x in self.ask_tell.ask().numpy())
-
-    def tell(self, finished: list[Evaluation]) -> None:
-        """Tell the model the evaluations that did not fail."""
-        told = [e for e in finished if not e.failed]
-        if told:
-            dtype = self.ask_tell.dataset.query_points.dtype
-            x = tf.constant(np.stack([e.point for e in told]), dtype=dtype)
-            y = tf.constant([[e.value] for e in told], dtype=dtype)
-            self.ask_tell.tell(Dataset(x, y))
