@@ -27,9 +27,10 @@ Prints, per run: evaluations finished within the time and per second, worker uti
 the submission window (the evaluations' busy time inside it over workers x window: the drain
 after it, when no new work may start, is not counted; in brackets the same from the first
 submission on, i.e. without the model's set-up and first acquisition, and when that came),
-the best value and mean true regret (``rkhs``) or recall of the top 1 % (``screening``) over all evaluations within the time; then,
-per rule, the async/sync ratio of evaluations and the same quality measure over the *first n*
-evaluations of each (n = the smaller count, in finishing order): quality per evaluation.
+the best value and mean true regret (``rkhs``) or recall of the top 1 % (``screening``) over all
+evaluations within the time; then, per rule, the async/sync ratio of evaluations and the same
+quality measure over the *first n* evaluations of each (n = the smaller count, in finishing
+order): quality per evaluation.
 """
 
 from __future__ import annotations
@@ -199,7 +200,8 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
             print(
                 f"{workers:3d} workers  {label:>13}: {len(within):4d} evaluations in "
                 f"{args.seconds:g} s ({len(within) / args.seconds:5.2f}/s), utilisation "
-                f"{busy:5.1%} ({steady:5.1%} after {first - start:4.1f} s), {quality(problem, ids)}, failures {len(result.failures)}",
+                f"{busy:5.1%} ({steady:5.1%} after {first - start:4.1f} s), "
+                f"{quality(problem, ids)}, failures {len(result.failures)}",
                 flush=True,
             )
         for rule in ("ts", "bbkb"):

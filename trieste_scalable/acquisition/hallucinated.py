@@ -205,13 +205,7 @@ class HallucinatedBatchRule(
             lazy.exclude(np.flatnonzero(excluded) + num_pending)
         selectable = lazy.num_selectable
         stopping = self._stopping.start(posterior, candidates, s2_0)
-        stop = False
-        for index in range(num_pending):
-            point = candidates[index : index + 1]
-            stop = stopping.add(index, float(posterior.variance(point)[0]))
-            if stop:
-                break
-            posterior.add(point)
+        stop = _hallucinate_pending(posterior, stopping, candidates, num_pending)
         if num_pending:
             lazy.invalidate()
         chosen: list[int] = []
@@ -241,3 +235,24 @@ class HallucinatedBatchRule(
             "batch_seconds": time.perf_counter() - start,
         }
         return take_rows(candidates, tf.constant(chosen, tf.int32)), information, stats
+
+
+def _hallucinate_pending(
+    posterior: InBatchPosteriorLike, stopping: StoppingRule, candidates: Rows, num: int
+) -> bool:
+    """Count the first ``num`` candidates (the pending points) with the stopping rule and add
+    them to the in-batch posterior; return whether the rule ends the batch with them. A rule
+    that needs no in-batch variances (BBKB's Global and GlobalLocal) gets the points added in
+    one rank-``num`` update rather than ``num`` rank-one updates (the same posterior: a
+    hallucinated point's update does not depend on the order)."""
+    sequential = stopping.uses_in_batch_variance
+    for index in range(num):
+        point = candidates[index : index + 1]
+        variance = float(posterior.variance(point)[0]) if sequential else np.nan
+        if stopping.add(index, variance):
+            return True
+        if sequential:
+            posterior.add(point)
+    if num and not sequential:
+        posterior.add(candidates[:num])
+    return False

@@ -42,8 +42,8 @@ class InBatchPosteriorLike(Protocol):
     def variance(self, candidates: tf.Tensor) -> tf.Tensor:
         """Variance [N] given the points selected so far."""
 
-    def add(self, point: tf.Tensor) -> None:
-        """Hallucinate one selected point [1, D]."""
+    def add(self, points: tf.Tensor) -> None:
+        """Hallucinate selected points [K, D]."""
 
     def local_terms(
         self, batch: tf.Tensor, candidates: SliceableRows

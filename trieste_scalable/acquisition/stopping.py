@@ -38,6 +38,10 @@ class StoppingRule(ABC):
     _candidates: Rows
     _s2_0: np.ndarray
 
+    uses_in_batch_variance = True
+    """Whether :meth:`add` reads its ``in_batch_variance`` (if not, it may be NaN, and pending
+    points are hallucinated in one update)."""
+
     def __init__(self, ratio_threshold: float):
         if not ratio_threshold >= 1.0:
             raise ValueError(f"the ratio threshold must be >= 1, got {ratio_threshold}")
@@ -71,6 +75,8 @@ class StoppingRule(ABC):
 class GlobalStopping(StoppingRule):
     """BBKB's Global rule (Lemma 1): O(1) per step."""
 
+    uses_in_batch_variance = False
+
     def add(self, index: int, in_batch_variance: float) -> bool:
         self.statistic += float(self._s2_0[index])
         return self.statistic > self.ratio_threshold
@@ -83,6 +89,8 @@ class GlobalLocalStopping(StoppingRule):
         exceeds the threshold (default); ``"after_next"`` waits one more arm as
         the authors' code does.
     """
+
+    uses_in_batch_variance = False
 
     def __init__(
         self, ratio_threshold: float, switch: Literal["immediate", "after_next"] = "immediate"

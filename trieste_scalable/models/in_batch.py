@@ -60,11 +60,12 @@ class InBatchPosterior:
         """Ridge-leverage variance [N] under the hallucinated posterior (one compiled call)."""
         return self._ops.marginals(self._current, candidates)[1]
 
-    def add(self, point: tf.Tensor) -> None:
-        """Hallucinate one selected point [1, D] (rank-one update of V, O(M^2); no observation:
-        the variances do not depend on it)."""
+    def add(self, points: tf.Tensor) -> None:
+        """Hallucinate selected points [K, D] (K rank-one updates of V, O(K M^2), in one
+        compiled call; no observation: the variances do not depend on it)."""
         condition = self._ops.condition_extending if self._extend else self._ops.condition
-        self._current = condition(self._current, point, tf.zeros([1], dtype=point.dtype))
+        zeros = tf.zeros(tf.shape(points)[:1], dtype=points.dtype)
+        self._current = condition(self._current, points, zeros)
 
     def local_terms(
         self, batch: tf.Tensor, candidates: SliceableRows
