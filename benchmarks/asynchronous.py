@@ -2,7 +2,7 @@
 wall-clock time, against Trieste's own asynchronous rule in the same loop.
 
 Run: ``.venv/bin/python benchmarks/asynchronous.py [--problems rkhs screening] [--workers 8 32]
-[--seconds 40] [--latency 1.0]`` (about 2 x 2 x 5 x (seconds + 10) s). A local Ray cluster with
+[--seconds 40] [--latency 1.0]`` (about 2 x 2 x 7 x (seconds + 10) s). A local Ray cluster with
 32 logical CPUs (the workers sleep: 32 fit on 2 cores) evaluates, behind a log-normal delay
 (mean ``--latency`` s, log-sd 1: heavy-tailed), either
 
@@ -18,6 +18,9 @@ the same 20 random points and submits for ``--seconds`` (what is in flight then 
   default with ``--asynchronous``), or one batch of one point per worker told together;
 - ``bbkb async`` / ``bbkb sync``: BBKB over NystromGPR (fixed hyperparameters), batches capped
   at 4 or at the number of workers, no repeats;
+- ``bbkb C=N+1 async`` / ``sync``: the same with the stopping threshold raised from 2 to the
+  number of workers plus one (batches capped at the number of workers), so that as many novel
+  points as workers may be in flight (``--ratio-threshold``; see ``docs/asynchronous.md``);
 - ``trieste async``: Trieste's ``AsynchronousGreedy(LocalPenalization)`` (batch-of-one EI,
   penalised at the pending points) over its ``GaussianProcessRegression`` (``build_gpr`` on
   ``rkhs``; a Tanimoto GPR on ``screening``), fitted at every tell, as Trieste's asynchronous
@@ -90,8 +93,14 @@ def rkhs_runs(space, data, workers):  # type: ignore[no-untyped-def]
     def ts(batch):  # type: ignore[no-untyped-def]
         return BatchThompsonSampling(batch, num_features=500, exclude_evaluated=True)
 
-    def bbkb(cap):  # type: ignore[no-untyped-def]
-        return BBKB(width=width, max_batch_size=cap, allow_repeats=False, exclude_evaluated=True)
+    def bbkb(cap, threshold=2.0):  # type: ignore[no-untyped-def]
+        return BBKB(
+            width=width,
+            max_batch_size=cap,
+            allow_repeats=False,
+            exclude_evaluated=True,
+            ratio_threshold=threshold,
+        )
 
     def trieste_gpr():  # type: ignore[no-untyped-def]
         return GaussianProcessRegression(build_gpr(data, space, likelihood_variance=0.01))
@@ -102,6 +111,8 @@ def rkhs_runs(space, data, workers):  # type: ignore[no-untyped-def]
         "ts sync": (lambda: (svgp(), ts(workers)), True),
         "bbkb async": (lambda: (nystrom(), bbkb(4)), False),
         "bbkb sync": (lambda: (nystrom(), bbkb(workers)), True),
+        "bbkb C=N+1 async": (lambda: (nystrom(), bbkb(workers, workers + 1)), False),
+        "bbkb C=N+1 sync": (lambda: (nystrom(), bbkb(workers, workers + 1)), True),
         "trieste async": (lambda: (trieste_gpr(), trieste), False),
     }
 
@@ -111,7 +122,7 @@ def screening_runs(space, data, workers):  # type: ignore[no-untyped-def]
     hyperparameters."""
     scale = float(np.var(data.observations.numpy()))
 
-    def made(algorithm, batch, cap):  # type: ignore[no-untyped-def]
+    def made(algorithm, batch, cap, threshold=None):  # type: ignore[no-untyped-def]
         return build(
             algorithm,
             data,
@@ -124,6 +135,7 @@ def screening_runs(space, data, workers):  # type: ignore[no-untyped-def]
             seed=0,
             screening=True,
             selector="random",
+            ratio_threshold=threshold,
         )
 
     def trieste_gpr():  # type: ignore[no-untyped-def]
@@ -138,6 +150,8 @@ def screening_runs(space, data, workers):  # type: ignore[no-untyped-def]
         "ts sync": (lambda: made("ts", workers, workers), True),
         "bbkb async": (lambda: made("bbkb", 4, 4), False),
         "bbkb sync": (lambda: made("bbkb", workers, workers), True),
+        "bbkb C=N+1 async": (lambda: made("bbkb", workers, workers, workers + 1), False),
+        "bbkb C=N+1 sync": (lambda: made("bbkb", workers, workers, workers + 1), True),
         "trieste async": (lambda: (trieste_gpr(), trieste), False),
     }
 
@@ -198,13 +212,13 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
             first = min(e.submitted for e in result.evaluations)  # after the first acquisition
             steady = windowed_utilisation(result.evaluations, workers, first, end)
             print(
-                f"{workers:3d} workers  {label:>13}: {len(within):4d} evaluations in "
+                f"{workers:3d} workers  {label:>16}: {len(within):4d} evaluations in "
                 f"{args.seconds:g} s ({len(within) / args.seconds:5.2f}/s), utilisation "
                 f"{busy:5.1%} ({steady:5.1%} after {first - start:4.1f} s), "
                 f"{quality(problem, ids)}, failures {len(result.failures)}",
                 flush=True,
             )
-        for rule in ("ts", "bbkb"):
+        for rule in ("ts", "bbkb", "bbkb C=N+1"):
             fast, slow = picked[f"{rule} async"], picked[f"{rule} sync"]
             n = min(len(fast), len(slow))
             print(

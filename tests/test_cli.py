@@ -92,7 +92,7 @@ def test_screen_resumes_without_re_evaluating(
     assert built == [7]
     assert main(with_inducing + ["8", "--budget", "40", "--resume"]) == 2  # changed setting
     saved = json.loads((logdir / "run.json").read_text())
-    del saved["inducing"]
+    del saved["inducing"], saved["ratio_threshold"]  # as logged before these flags
     (logdir / "run.json").write_text(json.dumps(saved))
     assert main(args + ["--budget", "100", "--resume"]) == 0
     assert len(_rows(logdir / "evaluations.csv")) == 120
@@ -131,8 +131,30 @@ def test_bad_arguments_give_a_message_and_exit_code(
 ) -> None:
     assert main(["optimize", "--budget", "0", "--logdir", str(tmp_path)]) == 2
     assert "must be positive" in capsys.readouterr().err
+    for algorithm, threshold, bound in (("bbkb", "0.5", "at least 1"), ("mini-ei", "1", "above 1")):
+        command = ["optimize", "--algorithm", algorithm, "--ratio-threshold", threshold]
+        assert main(command + ["--logdir", str(tmp_path)]) == 2
+        assert f"--ratio-threshold must be {bound}" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["optimize", "--algorithm", "nope"])
+
+
+def test_ratio_threshold_reaches_the_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thresholds = []
+    campaign_build = campaign.build
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        model, rule = campaign_build(*args, **kwargs)
+        thresholds.append(rule._stopping.ratio_threshold)
+        return model, rule
+
+    monkeypatch.setattr(campaign, "build", spy)
+    command = ["optimize", "--algorithm", "bbkb", "--budget", "5", "--quiet"]
+    assert main(command + ["--logdir", str(tmp_path / "a"), "--ratio-threshold", "7.5"]) == 0
+    assert main(command + ["--logdir", str(tmp_path / "b")]) == 0
+    assert thresholds == [7.5, 2.0]
 
 
 def test_version_is_the_package_version(capsys: pytest.CaptureFixture) -> None:

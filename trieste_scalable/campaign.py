@@ -142,6 +142,7 @@ def build(
     selector: str = "kmeans",
     budget: Optional[int] = None,
     redraw_features_every: Optional[int] = None,
+    ratio_threshold: Optional[float] = None,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
 
@@ -157,6 +158,8 @@ def build(
     :param budget: Evaluations left; bounds the MINI rules' epochs.
     :param redraw_features_every: ``ts``'s cached sign features are redrawn every this many
         batches (see :class:`~.acquisition.BatchThompsonSampling`).
+    :param ratio_threshold: The stopping threshold of the batch rules and the MINI rules'
+        epochs (default the rules' 2; ignored by ``bkb``, ``ts`` and ``random``).
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
@@ -191,15 +194,19 @@ def build(
         epochs: dict[str, Any] = dict(
             max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening
         )
+        threshold = ratio_threshold or 2.0
         rule: AcquisitionRule = (
-            MiniGPUCB(2.0, width if width.mode == "constant" else "theory", **epochs)
+            MiniGPUCB(threshold, width if width.mode == "constant" else "theory", **epochs)
             if algorithm == "mini-ucb"
-            else MiniGPEI(2.0, **epochs)
+            else MiniGPEI(threshold, **epochs)
         )
         return ReplicatedGPR(kernel, noise_variance, data, **fit), rule
     ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
     batches = dict(
-        ucb, max_batch_size=max_batch_size, allow_repeats=allow_repeats and not screening
+        ucb,
+        max_batch_size=max_batch_size,
+        allow_repeats=allow_repeats and not screening,
+        ratio_threshold=ratio_threshold or 2.0,
     )
     dictionary: Any = RidgeLeverageSampler(2.0, seed=seed)
     if algorithm == "gp-bucb":

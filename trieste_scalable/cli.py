@@ -50,6 +50,14 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
         default=None,
         help="ts: the SVGP's inducing points (default 1000 in screen, 500 in optimize)",
     )
+    parser.add_argument(
+        "--ratio-threshold",
+        type=float,
+        default=None,
+        help="bbkb, bbkb-local, gp-bucb, mini-ucb, mini-ei: the stopping threshold C (default "
+        "2): how much hallucinated variance a batch, or the points in flight, may hold (with "
+        "--workers N --asynchronous, about N + 1 keeps N novel candidates in flight)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue the run in --logdir")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -124,6 +132,10 @@ def _validate(args: argparse.Namespace) -> None:
         value = getattr(args, name, None)
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+    threshold, epochs = args.ratio_threshold, args.algorithm.startswith("mini")
+    if threshold is not None and not (threshold > 1 if epochs else threshold >= 1):
+        bound = "above 1" if epochs else "at least 1"
+        raise UsageError(f"--ratio-threshold must be {bound}, got {threshold}")
     if args.command == "screen":
         _validate_screen(args)
     if args.command == "optimize" and not (
@@ -221,6 +233,7 @@ def _screen(args: argparse.Namespace) -> int:
             selector="random",
             budget=remaining,
             num_inducing=args.inducing,
+            ratio_threshold=args.ratio_threshold,
         )
 
     if oracle is not None:
@@ -304,6 +317,7 @@ def _optimize(args: argparse.Namespace) -> int:
             seed=args.seed,
             budget=remaining,
             num_inducing=args.inducing,
+            ratio_threshold=args.ratio_threshold,
         )
 
     result = run_session(problem, vars(args), models)
