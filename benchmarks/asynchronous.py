@@ -2,9 +2,10 @@
 wall-clock time, against Trieste's own asynchronous rule in the same loop.
 
 Run: ``.venv/bin/python benchmarks/asynchronous.py [--problems rkhs screening] [--workers 8 32]
-[--seconds 40] [--latency 1.0]`` (about 2 x 2 x 7 x (seconds + 10) s). A local Ray cluster with
-32 logical CPUs (the workers sleep: 32 fit on 2 cores) evaluates, behind a log-normal delay
-(mean ``--latency`` s, log-sd 1: heavy-tailed), either
+[--seconds 40] [--latency 1.0] [--bbkb-threshold-factor 1] [--runs LABEL ...]`` (about
+2 x 2 x 7 x (seconds + 10) s). A local Ray cluster with 32 logical CPUs (the workers sleep: 32
+fit on 2 cores) evaluates, behind a log-normal delay (mean ``--latency`` s, log-sd 1:
+heavy-tailed), either
 
 - ``rkhs``: the synthetic RKHS problem (3,000 candidates in d = 3, noise std 0.1), or
 - ``screening``: celecoxib-MPO on the shipped 20,000-molecule MOSES subset (Morgan bits,
@@ -18,9 +19,10 @@ the same 20 random points and submits for ``--seconds`` (what is in flight then 
   default with ``--asynchronous``), or one batch of one point per worker told together;
 - ``bbkb async`` / ``bbkb sync``: BBKB over NystromGPR (fixed hyperparameters), batches capped
   at 4 or at the number of workers, no repeats;
-- ``bbkb C=N+1 async`` / ``sync``: the same with the stopping threshold raised from 2 to the
-  number of workers plus one (batches capped at the number of workers), so that as many novel
-  points as workers may be in flight (``--ratio-threshold``; see ``docs/asynchronous.md``);
+- ``bbkb C=... async`` / ``sync``: the same with the stopping threshold raised from 2 to
+  ``--bbkb-threshold-factor`` (default 1) times the number of workers plus one (batches capped
+  at the number of workers), so that as many novel points as workers may be pending
+  (``--ratio-threshold``; see ``docs/asynchronous.md``);
 - ``trieste async``: Trieste's ``AsynchronousGreedy(LocalPenalization)`` (batch-of-one EI,
   penalised at the pending points) over its ``GaussianProcessRegression`` (``build_gpr`` on
   ``rkhs``; a Tanimoto GPR on ``screening``), fitted at every tell, as Trieste's asynchronous
@@ -79,7 +81,7 @@ class Lookup:
         return float(self.values[index] + self.noise_std * noise)
 
 
-def rkhs_runs(space, data, workers):  # type: ignore[no-untyped-def]
+def rkhs_runs(space, data, workers, threshold):  # type: ignore[no-untyped-def]
     width = ConfidenceWidth("constant", beta=2.0)
 
     def svgp():  # type: ignore[no-untyped-def]
@@ -111,13 +113,13 @@ def rkhs_runs(space, data, workers):  # type: ignore[no-untyped-def]
         "ts sync": (lambda: (svgp(), ts(workers)), True),
         "bbkb async": (lambda: (nystrom(), bbkb(4)), False),
         "bbkb sync": (lambda: (nystrom(), bbkb(workers)), True),
-        "bbkb C=N+1 async": (lambda: (nystrom(), bbkb(workers, workers + 1)), False),
-        "bbkb C=N+1 sync": (lambda: (nystrom(), bbkb(workers, workers + 1)), True),
+        f"bbkb C={threshold} async": (lambda: (nystrom(), bbkb(workers, threshold)), False),
+        f"bbkb C={threshold} sync": (lambda: (nystrom(), bbkb(workers, threshold)), True),
         "trieste async": (lambda: (trieste_gpr(), trieste), False),
     }
 
 
-def screening_runs(space, data, workers):  # type: ignore[no-untyped-def]
+def screening_runs(space, data, workers, threshold):  # type: ignore[no-untyped-def]
     """The command line's screening models and rules (``campaign.build``), fixed
     hyperparameters."""
     scale = float(np.var(data.observations.numpy()))
@@ -150,8 +152,8 @@ def screening_runs(space, data, workers):  # type: ignore[no-untyped-def]
         "ts sync": (lambda: made("ts", workers, workers), True),
         "bbkb async": (lambda: made("bbkb", 4, 4), False),
         "bbkb sync": (lambda: made("bbkb", workers, workers), True),
-        "bbkb C=N+1 async": (lambda: made("bbkb", workers, workers, workers + 1), False),
-        "bbkb C=N+1 sync": (lambda: made("bbkb", workers, workers, workers + 1), True),
+        f"bbkb C={threshold} async": (lambda: made("bbkb", workers, workers, threshold), False),
+        f"bbkb C={threshold} sync": (lambda: made("bbkb", workers, workers, threshold), True),
         "trieste async": (lambda: (trieste_gpr(), trieste), False),
     }
 
@@ -188,7 +190,10 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
     )
     for workers in args.workers:
         picked = {}
-        for label, (make, whole) in runs(space, data, workers).items():
+        threshold = args.bbkb_threshold_factor * workers + 1
+        for label, (make, whole) in runs(space, data, workers, threshold).items():
+            if args.runs and label not in args.runs:
+                continue
             tf.random.set_seed(0)
             model, rule = make()
             evaluator = RayEvaluator(objective, workers)
@@ -218,7 +223,9 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
                 f"{quality(problem, ids)}, failures {len(result.failures)}",
                 flush=True,
             )
-        for rule in ("ts", "bbkb", "bbkb C=N+1"):
+        for rule in ("ts", "bbkb", f"bbkb C={threshold}"):
+            if f"{rule} async" not in picked or f"{rule} sync" not in picked:
+                continue
             fast, slow = picked[f"{rule} async"], picked[f"{rule} sync"]
             n = min(len(fast), len(slow))
             print(
@@ -245,6 +252,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[8, 32])
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument(
+        "--bbkb-threshold-factor",
+        type=int,
+        default=1,
+        help="the 'bbkb C=...' runs use the stopping threshold C = factor x workers + 1",
+    )
+    parser.add_argument("--runs", nargs="+", default=None, help="only these runs (labels)")
     args = parser.parse_args()
     ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
     warm_up(max(args.workers))
