@@ -1,9 +1,11 @@
 """Screening at library scale: featurising, memory and seconds per batch for growing libraries.
 
 Run: ``.venv/bin/python benchmarks/library_scale.py [--sizes 100000 300000 1000000 full]
-[--algorithms ts bbkb random] [--batches 3] [--batch-size 500]`` (``full`` = the whole MOSES set,
-1,936,962 molecules, read from the ``molsets`` package: ``pip install --no-deps molsets``;
-without it only sizes up to the shipped 100,000 work).
+[--algorithms ts bbkb random] [--batches 3] [--batch-size 500] [--device cpu|gpu]``
+(``full`` = the whole MOSES set, 1,936,962 molecules, read from the ``molsets`` package:
+``pip install --no-deps molsets``; without it only sizes up to the shipped 100,000 work).
+``--device gpu`` runs parts B and C on TensorFlow's GPU (the code is device-agnostic; the
+child processes fail clearly if none is visible); the default hides any GPU.
 
 Every measurement runs in a fresh process with a private cache (``benchmarks/out/cache``):
 
@@ -79,8 +81,13 @@ print(json.dumps(dict(
 """
 
 CHILD_CAMPAIGN = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 import numpy as np, tensorflow as tf
+if os.environ["LIBRARY_SCALE_DEVICE"] == "cpu":  # the code is device-agnostic: choose here
+    tf.config.set_visible_devices([], "GPU")
+elif not tf.config.list_physical_devices("GPU"):
+    print(json.dumps(dict(error="--device gpu, but TensorFlow sees no GPU")))
+    sys.exit(0)
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste_scalable.acquisition import ConfidenceWidth
 from trieste_scalable.campaign import build
@@ -137,8 +144,16 @@ print(json.dumps(dict(candidates=len(problem.points), build_seconds=build_second
 """
 
 
+DEVICE = "cpu"  # set from --device
+
+
 def run_child(code: str, *args: str) -> dict:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", TRIESTE_SCALABLE_CACHE=str(CACHE))
+    env = dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL="3",
+        TRIESTE_SCALABLE_CACHE=str(CACHE),
+        LIBRARY_SCALE_DEVICE=DEVICE,
+    )
     done = subprocess.run(
         [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, text=True, env=env
     )
@@ -210,7 +225,12 @@ def main() -> None:
         help="A, B and C (any of them)",
     )
     parser.add_argument("--protocol-batches", type=int, default=20, help="C's batches")
+    parser.add_argument(
+        "--device", choices=["cpu", "gpu"], default="cpu", help="where B and C compute"
+    )
     args = parser.parse_args()
+    global DEVICE
+    DEVICE = args.device
     libraries = {size: library_file(size) for size in args.sizes}
     if "featurise" in args.parts:
         featurise(libraries[args.sizes[-1]])
@@ -237,7 +257,10 @@ def featurise(library: str) -> None:
 
 def campaigns(args: argparse.Namespace, libraries: dict[str, str]) -> None:
     """Part B, from the cache part A filled (prefixes reuse its chunks)."""
-    print(f"# B. campaigns: {args.batches} batches of {args.batch_size} after as many at random")
+    print(
+        f"# B. campaigns on the {args.device}: {args.batches} batches of {args.batch_size} after "
+        "as many at random"
+    )
     for size in args.sizes:
         for algorithm in args.algorithms:
             result = run_child(

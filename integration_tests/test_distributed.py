@@ -11,6 +11,7 @@ from typing import Iterator
 import numpy as np
 import pytest
 import tensorflow as tf
+from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
@@ -111,6 +112,31 @@ def test_whole_batches_are_told_together(local_cluster: None) -> None:
         on_results=lambda finished: told.append(len(finished)),
     )
     assert told == [4, 4, 4] and len(result.evaluations) == 12
+
+
+class SlowRule(AcquisitionRule):  # type: ignore[type-arg]
+    """``rule`` taking ``seconds`` longer to acquire."""
+
+    def __init__(self, rule: AcquisitionRule, seconds: float):  # type: ignore[type-arg]
+        self.rule, self.seconds = rule, seconds
+
+    def acquire(self, search_space, models, datasets=None):  # type: ignore[no-untyped-def]
+        time.sleep(self.seconds)
+        return self.rule.acquire(search_space, models, datasets)
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_time_running_out_during_an_acquisition_ends_the_campaign_quietly(
+    local_cluster: None, whole: bool
+) -> None:
+    space, data = problem(5)
+    model = AdaptiveSVGP(se_kernel(0.3), 1e-3, data, inducing=20, fit_hyperparameters=False)
+    rule = SlowRule(BatchThompsonSampling(4, num_features=100, exclude_evaluated=True), 0.5)
+    evaluator = RayEvaluator(bowl, 4)
+    result = run_asynchronous(
+        space, model, rule, data, evaluator, 20, whole_batches=whole, max_seconds=0.2
+    )
+    assert result.evaluations == []  # nothing submitted after the time, and no error
 
 
 def test_asynchronous_and_synchronous_thompson_sampling_find_as_good_points(

@@ -139,9 +139,7 @@ def test_bad_arguments_give_a_message_and_exit_code(
         main(["optimize", "--algorithm", "nope"])
 
 
-def test_ratio_threshold_reaches_the_rule(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_ratio_threshold_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     thresholds = []
     campaign_build = campaign.build
 

@@ -159,6 +159,8 @@ def _whole_batches(
             in_hand.extend(Proposal(x, asks, ask_tell.acquisition_state) for x in points)
         loop.submit([in_hand.popleft() for _ in range(min(loop.free_workers(), len(in_hand)))])
         if not loop.evaluator.in_flight:
+            if loop.free_workers() == 0:
+                break  # the time ran out while asking
             raise RuntimeError("the rule proposed nothing while nothing is in flight")
         held: list[Evaluation] = []
         while loop.evaluator.in_flight:
