@@ -236,14 +236,24 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
             )
 
 
-def pause(seconds: float) -> None:
+def pause(seconds: float) -> int:
     time.sleep(seconds)
+    return os.getpid()
 
 
 def warm_up(workers: int) -> None:
-    """Start the worker processes before the first timed run."""
+    """Start every worker process before the first timed run: rounds of ``workers`` tasks of
+    1 s until one round runs on as many processes (a round of short tasks finishes on the few
+    processes started first, and the rest would start, ~1 s of CPU each, inside a timed run)."""
     task = ray.remote(num_cpus=1)(pause)
-    ray.get([task.remote(0.5) for _ in range(workers)])
+    for _ in range(30):
+        if len(set(ray.get([task.remote(1.0) for _ in range(workers)]))) == workers:
+            break
+    evaluator = RayEvaluator(pause, workers)  # the evaluation task's code, on every worker
+    for _ in range(workers):
+        evaluator.submit(np.zeros(1), 1.0)
+    while evaluator.in_flight:
+        evaluator.collect()
 
 
 def main() -> None:
