@@ -168,7 +168,7 @@ def _whole_batches(
         result.evaluations.extend(held)
         if on_results is not None:
             on_results(held)
-        tell(ask_tell, [e for e in held if not e.failed])
+        tell(ask_tell, held)
 
 
 class _Submissions:

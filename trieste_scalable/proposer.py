@@ -154,9 +154,10 @@ class BackgroundProposer:
 
 
 def tell(ask_tell: AskTellOptimizer, evaluations: list[Evaluation]) -> None:
-    """Tell the optimizer ``evaluations`` (none failed) in one dataset."""
-    if evaluations:
+    """Tell the optimizer those of ``evaluations`` that did not fail, in one dataset."""
+    told = [e for e in evaluations if not e.failed]
+    if told:
         dtype = ask_tell.dataset.query_points.dtype
-        x = tf.constant(np.stack([e.point for e in evaluations]), dtype=dtype)
-        y = tf.constant([[e.value] for e in evaluations], dtype=dtype)
+        x = tf.constant(np.stack([e.point for e in told]), dtype=dtype)
+        y = tf.constant([[e.value] for e in told], dtype=dtype)
         ask_tell.tell(Dataset(x, y))
