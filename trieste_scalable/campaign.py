@@ -168,6 +168,7 @@ def build(
             variance=kernel_variance, lengthscales=lengthscale
         )
     fit: dict[str, Any] = dict(fit_hyperparameters=fit_hyperparameters)
+    threshold = ratio_threshold or 2.0
     if algorithm == "random":
         return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
     if algorithm == "ts":
@@ -194,7 +195,6 @@ def build(
         epochs: dict[str, Any] = dict(
             max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening
         )
-        threshold = ratio_threshold or 2.0
         rule: AcquisitionRule = (
             MiniGPUCB(threshold, width if width.mode == "constant" else "theory", **epochs)
             if algorithm == "mini-ucb"
@@ -206,7 +206,7 @@ def build(
         ucb,
         max_batch_size=max_batch_size,
         allow_repeats=allow_repeats and not screening,
-        ratio_threshold=ratio_threshold or 2.0,
+        ratio_threshold=threshold,
     )
     dictionary: Any = RidgeLeverageSampler(2.0, seed=seed)
     if algorithm == "gp-bucb":
