@@ -128,7 +128,7 @@ def screening_runs(space, data, workers, threshold):  # type: ignore[no-untyped-
         return build(
             algorithm,
             data,
-            kernel=Tanimoto(variance=scale),
+            kernel=Tanimoto(variance=scale, binary_inputs=True),
             noise_variance=screening_regulariser(algorithm, scale),
             width=ConfidenceWidth("constant", beta=2.0),
             batch_size=batch,
@@ -141,9 +141,8 @@ def screening_runs(space, data, workers, threshold):  # type: ignore[no-untyped-
         )
 
     def trieste_gpr():  # type: ignore[no-untyped-def]
-        gpr = gpflow.models.GPR(
-            data.astuple(), Tanimoto(variance=scale), noise_variance=0.01 * scale
-        )
+        kernel = Tanimoto(variance=scale, binary_inputs=True)
+        gpr = gpflow.models.GPR(data.astuple(), kernel, noise_variance=0.01 * scale)
         return GaussianProcessRegression(gpr)
 
     trieste = AsynchronousGreedy(LocalPenalization(space))

@@ -102,7 +102,7 @@ space = problem.search_space
 build_seconds, build_rss = time.perf_counter() - start, rss()
 initial = problem.initial_data(batch_size, 0)
 scale = float(np.var(initial.observations.numpy()))
-model, rule = build(algorithm, initial, kernel=Tanimoto(variance=scale),
+model, rule = build(algorithm, initial, kernel=Tanimoto(variance=scale, binary_inputs=True),
     noise_variance=screening_regulariser(algorithm, scale),
     width=ConfidenceWidth("constant", beta=2.0),
     batch_size=batch_size, max_batch_size=batch_size, fit_hyperparameters=False, seed=0,

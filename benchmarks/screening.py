@@ -55,7 +55,7 @@ def main() -> None:
         model, rule = build(
             algorithm,
             initial,
-            kernel=Tanimoto(variance=scale),
+            kernel=Tanimoto(variance=scale, binary_inputs=True),
             noise_variance=screening_regulariser(algorithm, scale),
             width=ConfidenceWidth("constant", beta=2.0),
             batch_size=100,

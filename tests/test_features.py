@@ -65,6 +65,14 @@ def test_tanimoto_kernel_known_pairs_and_psd() -> None:
     assert np.linalg.eigvalsh(Tanimoto()(x).numpy()).min() > -1e-10
 
 
+def test_tanimoto_on_binary_inputs_is_exact_with_float32_products() -> None:
+    x, x2 = _fingerprints(4, 40, 2048), _fingerprints(5, 25, 2048)
+    fast, plain = Tanimoto(variance=1.7, binary_inputs=True), Tanimoto(variance=1.7)
+    assert fast(x, x2).dtype == tf.float64
+    np.testing.assert_array_equal(fast(x, x2).numpy(), plain(x, x2).numpy())
+    np.testing.assert_array_equal(fast(x).numpy(), plain(x).numpy())
+
+
 def test_tanimoto_is_minmax_on_unary_counts() -> None:
     counts = np.random.default_rng(2).integers(0, 4, size=(10, 20)).astype(np.float64)
     unary = np.concatenate([(counts >= level) for level in (1, 2, 3)], axis=1).astype(np.float64)

@@ -24,7 +24,7 @@ def sparse_model(seed: int) -> NystromGPR:
     )
 
 
-def test_rank_one_hallucination_equals_recomputation() -> None:
+def test_hallucination_equals_recomputation_with_the_points_as_data() -> None:
     model = sparse_model(0)
     pending = tf.constant(np.random.default_rng(1).uniform(size=(3, 2)))
     in_batch = model.batch_posterior()
@@ -78,6 +78,32 @@ def test_exact_hallucination_equals_gpr_conditioned_on_pending_points() -> None:
     np.testing.assert_allclose(
         NOISE * in_batch.variance(probe), gpr.predict_f(probe)[1][:, 0], rtol=1e-7
     )
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_hallucinating_points_together_equals_one_at_a_time(exact: bool) -> None:
+    if exact:
+        model = NystromGPR(
+            se_kernel(),
+            NOISE,
+            replicated_dataset(5),
+            dictionary=ExactDictionary(),
+            fit_hyperparameters=False,
+        )
+    else:
+        model = sparse_model(5)
+    rng = np.random.default_rng(6)
+    points = tf.constant(rng.uniform(size=(7, 2)))
+    probe = tf.constant(rng.uniform(size=(40, 2)))
+    together, one_by_one = model.batch_posterior(), model.batch_posterior()
+    _, start = together.batch_start_marginals(probe)
+    np.testing.assert_allclose(together.variance(probe), start, rtol=1e-12)  # none yet
+    together.add(points[:3])
+    together.add(points[3:])
+    for i in range(7):
+        one_by_one.add(points[i : i + 1])
+    np.testing.assert_allclose(together.variance(probe), one_by_one.variance(probe), rtol=1e-9)
+    assert np.all(together.variance(probe).numpy() < start.numpy())
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])

@@ -222,7 +222,7 @@ def _screen(args: argparse.Namespace) -> int:
         return build(
             args.algorithm,
             data,
-            kernel=Tanimoto(variance=scale),
+            kernel=Tanimoto(variance=scale, binary_inputs=True),
             noise_variance=args.noise**2 + screening_regulariser(args.algorithm, scale),
             width=ConfidenceWidth(args.width, beta=args.beta),
             batch_size=args.batch_size,

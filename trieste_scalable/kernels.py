@@ -20,19 +20,40 @@ from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
 
 
+def binary_inner_products(x: tf.Tensor, x2: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
+    """Inner products [N, N2] of binary rows ``x`` [N, D] and ``x2`` [N2, D], in ``dtype``, formed
+    in float32: they are integer counts of shared on-bits, exact in float32 (and in the TF32 of
+    GPU tensor cores, whose inputs here are 0 or 1) below 2^24 bits, and float32 matrix products
+    run about three times faster than float64 ones on CPU."""
+    inner = tf.matmul(tf.cast(x, tf.float32), tf.cast(x2, tf.float32), transpose_b=True)
+    return tf.cast(inner, dtype)
+
+
 class Tanimoto(gpflow.kernels.Kernel):
     """Tanimoto kernel on non-negative vectors, computed with one matrix product per call.
 
     :param variance: Signal variance :math:`\\sigma^2`.
+    :param binary_inputs: Whether every input is a 0/1 vector (bit fingerprints, or counts in
+        unary encoding): the inner products are then formed exactly in float32
+        (:func:`binary_inner_products`), the kernel's main cost on large candidate sets.
+        Other inputs would be rounded, so it is off by default.
     """
 
-    def __init__(self, variance: float = 1.0, active_dims: Optional[slice] = None):
+    def __init__(
+        self,
+        variance: float = 1.0,
+        active_dims: Optional[slice] = None,
+        binary_inputs: bool = False,
+    ):
         super().__init__(active_dims=active_dims)
         self.variance = gpflow.Parameter(variance, transform=positive())
+        self.binary_inputs = binary_inputs
 
     @inherit_check_shapes
     def K(self, X: tf.Tensor, X2: Optional[tf.Tensor] = None) -> tf.Tensor:
         X2 = X if X2 is None else X2
+        if self.binary_inputs:
+            return self.from_inner(binary_inner_products(X, X2, X.dtype), X, X2)
         return self.from_inner(tf.matmul(X, X2, transpose_b=True), X, X2)
 
     def from_inner(self, inner: tf.Tensor, X: tf.Tensor, X2: tf.Tensor) -> tf.Tensor:

@@ -1,8 +1,9 @@
 """The in-batch (hallucinated) posterior that BBKB, BKB and GP-BUCB build batches with.
 
 A rule asks for posterior quantities over candidates through this object and never touches the
-model's matrices. Within a batch the dictionary, the embedding and the mean are frozen; only
-:math:`V` changes, by one rank-one update per selected point, with no feedback needed.
+model's matrices. Within a batch the dictionary, the embedding and the mean are frozen; the
+selected points only lower the variances, with no feedback needed
+(:mod:`~trieste_scalable.numerics.hallucination`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import tensorflow as tf
 
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
+from ..numerics.hallucination import HallucinatedPoints
 from ..numerics.linalg import SliceableRows, chunked_map
 
 
@@ -19,7 +21,9 @@ class InBatchPosterior:
 
     :param ops: The model's compiled numerics.
     :param posterior: The batch-start DTC posterior.
-    :param extend: Whether selected points join the dictionary (exact dictionaries only).
+    :param extend: Whether the posterior is exact (an exact dictionary): selected points are then
+        conditioned on through the whole batch-start covariance, as if they joined the
+        dictionary.
     :param chunk_size: Candidates per compiled call.
     """
 
@@ -28,7 +32,7 @@ class InBatchPosterior:
     ):
         self._ops = ops
         self._posterior = posterior
-        self._current = posterior  # with the points selected so far hallucinated
+        self._hallucinated = HallucinatedPoints.none(posterior)  # the points selected so far
         self._extend = extend
         self._chunk_size = chunk_size
 
@@ -39,7 +43,7 @@ class InBatchPosterior:
 
     @property
     def exact(self) -> bool:
-        """Whether the posterior is exact (an exact dictionary, which selected points join)."""
+        """Whether the posterior is exact (an exact dictionary)."""
         return self._extend
 
     @property
@@ -58,14 +62,15 @@ class InBatchPosterior:
 
     def variance(self, candidates: tf.Tensor) -> tf.Tensor:
         """Ridge-leverage variance [N] under the hallucinated posterior (one compiled call)."""
-        return self._ops.marginals(self._current, candidates)[1]
+        ops = self._ops
+        variance = ops.hallucinated_variance_exact if self._extend else ops.hallucinated_variance
+        return variance(self._posterior, self._hallucinated, candidates)
 
     def add(self, points: tf.Tensor) -> None:
-        """Hallucinate selected points [K, D] (K rank-one updates of V, O(K M^2), in one
-        compiled call; no observation: the variances do not depend on it)."""
-        condition = self._ops.condition_extending if self._extend else self._ops.condition
-        zeros = tf.zeros(tf.shape(points)[:1], dtype=points.dtype)
-        self._current = condition(self._current, points, zeros)
+        """Hallucinate selected points [K, D] (one compiled call, O(K M (M + t)) for t points
+        selected before; no observation: the variances do not depend on it)."""
+        hallucinate = self._ops.hallucinate_exact if self._extend else self._ops.hallucinate
+        self._hallucinated = hallucinate(self._posterior, self._hallucinated, points)
 
     def local_terms(
         self, batch: tf.Tensor, candidates: SliceableRows

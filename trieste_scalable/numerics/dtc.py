@@ -26,6 +26,7 @@ from check_shapes import check_shapes
 from .compile import compiler, specs
 from .embedding import Kernel, embed, factor_data
 from .evidence import CompiledEvidence
+from .hallucination import HallucinatedPoints, hallucinate, hallucinated_variance
 from .linalg import cholesky_rank_one_update, jittered_cholesky, pad_rows
 
 
@@ -229,4 +230,13 @@ class CompiledDTC(CompiledEvidence):
         self.condition = compile_(condition, posterior, matrix, vector)
         self.condition_extending = compile_(
             partial(condition, extend=True), posterior, matrix, vector
+        )
+        points = HallucinatedPoints(matrix, matrix, matrix, matrix)
+        self.hallucinate = compile_(hallucinate, posterior, points, matrix)
+        self.hallucinate_exact = compile_(
+            partial(hallucinate, exact=True), posterior, points, matrix
+        )
+        self.hallucinated_variance = compile_(hallucinated_variance, posterior, points, matrix)
+        self.hallucinated_variance_exact = compile_(
+            partial(hallucinated_variance, exact=True), posterior, points, matrix
         )
