@@ -243,8 +243,8 @@ def _hallucinate_pending(
     """Count the first ``num`` candidates (the pending points) with the stopping rule and add
     them to the in-batch posterior; return whether the rule ends the batch with them. A rule
     that needs no in-batch variances (BBKB's Global and GlobalLocal) gets the points added in
-    one rank-``num`` update rather than ``num`` rank-one updates (the same posterior: a
-    hallucinated point's update does not depend on the order)."""
+    one call rather than ``num`` (the same posterior: a hallucinated point's update does not
+    depend on the order)."""
     sequential = stopping.uses_in_batch_variance
     for index in range(num):
         point = candidates[index : index + 1]

@@ -65,7 +65,9 @@ class SignCache:
         self.features, self.chunk_size = features, chunk_size
         self._key: Optional[tuple[Rows, int]] = None
         self._packed: Optional[PackedSigns] = None
-        self._compiled = tf.function(lambda draws, x: pack(features.signs(draws, x)))
+        self._compiled = tf.function(  # no AutoGraph: no Python control flow to convert
+            lambda draws, x: pack(features.signs(draws, x)), autograph=False
+        )
 
     def __call__(
         self, draws: Draws, candidates: Rows, dtype: tf.DType, draw: int = 0
