@@ -2,8 +2,8 @@
 wall-clock time, against Trieste's own asynchronous rule in the same loop.
 
 Run: ``.venv/bin/python benchmarks/asynchronous.py [--problems rkhs screening] [--workers 8 32]
-[--seconds 40] [--latency 1.0] [--bbkb-threshold-factor 1] [--runs LABEL ...]`` (about
-2 x 2 x 7 x (seconds + 10) s). A local Ray cluster with 32 logical CPUs (the workers sleep: 32
+[--seconds 40] [--latency 1.0] [--bbkb-threshold-factors 1 2] [--runs LABEL ...]`` (about
+2 x 2 x 9 x (seconds + 10) s). A local Ray cluster with 32 logical CPUs (the workers sleep: 32
 fit on 2 cores) evaluates, behind a log-normal delay (mean ``--latency`` s, log-sd 1:
 heavy-tailed), either
 
@@ -19,10 +19,12 @@ the same 20 random points and submits for ``--seconds`` (what is in flight then 
   default with ``--asynchronous``), or one batch of one point per worker told together;
 - ``bbkb async`` / ``bbkb sync``: BBKB over NystromGPR (fixed hyperparameters), batches capped
   at 4 or at the number of workers, no repeats;
-- ``bbkb C=... async`` / ``sync``: the same with the stopping threshold raised from 2 to
-  ``--bbkb-threshold-factor`` (default 1) times the number of workers plus one (batches capped
-  at the number of workers), so that as many novel points as workers may be pending
-  (``--ratio-threshold``; see ``docs/asynchronous.md``);
+- ``bbkb C=... async`` / ``sync``: the same with the stopping threshold raised from 2 to each
+  of ``--bbkb-threshold-factors`` (default 1 and 2) times the number of workers plus one, so
+  that as many novel points as workers (or twice as many) may be pending
+  (``--ratio-threshold``; see ``docs/asynchronous.md``), batches capped at twice the number of
+  workers asynchronously (the command line's default with ``--asynchronous``: an acquisition
+  also refills the proposals in hand) and at the number of workers in whole batches;
 - ``trieste async``: Trieste's ``AsynchronousGreedy(LocalPenalization)`` (batch-of-one EI,
   penalised at the pending points) over its ``GaussianProcessRegression`` (``build_gpr`` on
   ``rkhs``; a Tanimoto GPR on ``screening``), fitted at every tell, as Trieste's asynchronous
@@ -81,7 +83,7 @@ class Lookup:
         return float(self.values[index] + self.noise_std * noise)
 
 
-def rkhs_runs(space, data, workers, threshold):  # type: ignore[no-untyped-def]
+def rkhs_runs(space, data, workers, thresholds):  # type: ignore[no-untyped-def]
     width = ConfidenceWidth("constant", beta=2.0)
 
     def svgp():  # type: ignore[no-untyped-def]
@@ -113,13 +115,12 @@ def rkhs_runs(space, data, workers, threshold):  # type: ignore[no-untyped-def]
         "ts sync": (lambda: (svgp(), ts(workers)), True),
         "bbkb async": (lambda: (nystrom(), bbkb(4)), False),
         "bbkb sync": (lambda: (nystrom(), bbkb(workers)), True),
-        f"bbkb C={threshold} async": (lambda: (nystrom(), bbkb(workers, threshold)), False),
-        f"bbkb C={threshold} sync": (lambda: (nystrom(), bbkb(workers, threshold)), True),
+        **threshold_runs(thresholds, lambda cap, c: (nystrom(), bbkb(cap, c)), workers),
         "trieste async": (lambda: (trieste_gpr(), trieste), False),
     }
 
 
-def screening_runs(space, data, workers, threshold):  # type: ignore[no-untyped-def]
+def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped-def]
     """The command line's screening models and rules (``campaign.build``), fixed
     hyperparameters."""
     scale = float(np.var(data.observations.numpy()))
@@ -151,10 +152,19 @@ def screening_runs(space, data, workers, threshold):  # type: ignore[no-untyped-
         "ts sync": (lambda: made("ts", workers, workers), True),
         "bbkb async": (lambda: made("bbkb", 4, 4), False),
         "bbkb sync": (lambda: made("bbkb", workers, workers), True),
-        f"bbkb C={threshold} async": (lambda: made("bbkb", workers, workers, threshold), False),
-        f"bbkb C={threshold} sync": (lambda: made("bbkb", workers, workers, threshold), True),
+        **threshold_runs(thresholds, lambda cap, c: made("bbkb", workers, cap, c), workers),
         "trieste async": (lambda: (trieste_gpr(), trieste), False),
     }
+
+
+def threshold_runs(thresholds, make, workers):  # type: ignore[no-untyped-def]
+    """The ``bbkb C=...`` runs: ``make(cap, C)`` for each threshold, capped at twice the workers
+    asynchronously (the command line's default) and at the workers in whole batches."""
+    runs = {}
+    for c in thresholds:
+        runs[f"bbkb C={c} async"] = (lambda c=c: make(2 * workers, c), False)
+        runs[f"bbkb C={c} sync"] = (lambda c=c: make(workers, c), True)
+    return runs
 
 
 def quality(problem, ids):  # type: ignore[no-untyped-def]
@@ -189,8 +199,8 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
     )
     for workers in args.workers:
         picked = {}
-        threshold = args.bbkb_threshold_factor * workers + 1
-        for label, (make, whole) in runs(space, data, workers, threshold).items():
+        thresholds = [factor * workers + 1 for factor in args.bbkb_threshold_factors]
+        for label, (make, whole) in runs(space, data, workers, thresholds).items():
             if args.runs and label not in args.runs:
                 continue
             tf.random.set_seed(0)
@@ -222,7 +232,7 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
                 f"{quality(problem, ids)}, failures {len(result.failures)}",
                 flush=True,
             )
-        for rule in ("ts", "bbkb", f"bbkb C={threshold}"):
+        for rule in ("ts", "bbkb", *(f"bbkb C={c}" for c in thresholds)):
             if f"{rule} async" not in picked or f"{rule} sync" not in picked:
                 continue
             fast, slow = picked[f"{rule} async"], picked[f"{rule} sync"]
@@ -262,10 +272,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument(
-        "--bbkb-threshold-factor",
+        "--bbkb-threshold-factors",
         type=int,
-        default=1,
-        help="the 'bbkb C=...' runs use the stopping threshold C = factor x workers + 1",
+        nargs="+",
+        default=[1, 2],
+        help="the 'bbkb C=...' runs use the stopping thresholds C = factor x workers + 1",
     )
     parser.add_argument("--runs", nargs="+", default=None, help="only these runs (labels)")
     args = parser.parse_args()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from trieste_scalable import campaign, rule_state
+from trieste_scalable import campaign, cli, rule_state
 from trieste_scalable.acquisition.thompson import ThompsonState
 from trieste_scalable.cli import main
 from trieste_scalable.problems.molecules import load_smiles
@@ -153,6 +153,18 @@ def test_ratio_threshold_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.Mo
     assert main(command + ["--logdir", str(tmp_path / "a"), "--ratio-threshold", "7.5"]) == 0
     assert main(command + ["--logdir", str(tmp_path / "b")]) == 0
     assert thresholds == [7.5, 2.0]
+
+
+def test_asynchronous_campaigns_let_adaptive_batches_refill_proposals_in_hand() -> None:
+    def parsed(*extra: str) -> Any:
+        args = cli._parser().parse_args(["screen", "--batch-size", "3", *extra])
+        return cli.max_batch_size(args)
+
+    assert parsed() == 3
+    assert parsed("--workers", "4") == 3  # whole batches
+    assert parsed("--workers", "4", "--asynchronous") == 8  # twice the workers
+    assert parsed("--workers", "5", "--asynchronous") == 10
+    assert parsed("--workers", "4", "--asynchronous", "--max-batch-size", "2") == 2
 
 
 def test_version_is_the_package_version(capsys: pytest.CaptureFixture) -> None:
