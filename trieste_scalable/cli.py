@@ -62,7 +62,8 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
         default=None,
         help="bbkb, bbkb-local, gp-bucb, mini-ucb, mini-ei: the stopping threshold C (default "
         "2): how much hallucinated variance a batch, or the points in flight, may hold (with "
-        "--workers N --asynchronous, about N + 1 keeps N novel candidates in flight)",
+        "--workers N --asynchronous, about N + 1 keeps N novel candidates in flight, 2N + 1 "
+        "also proposes ahead)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue the run in --logdir")

@@ -124,11 +124,12 @@ def condition(
     residuals: tf.Tensor,
     extend: bool = False,
 ) -> DTCPosterior:
-    """The posterior given more evaluations at ``x`` [K, D] (graph-safe, O(K M^2)), e.g. the
-    pending points of a batch or fantasized data: :math:`V' = V + \\sum_k z_k z_k^T` by rank-one
+    """The posterior given more evaluations at ``x`` [K, D] (graph-safe, O(K M^2)), e.g.
+    fantasized data (Trieste's ``Fantasizer``): :math:`V' = V + \\sum_k z_k z_k^T` by rank-one
     updates, :math:`b' = V w + \\sum_k z_k r_k` and :math:`w' = V'^{-1} b'` (eqs. 1-3 on the
     extended data), with ``residuals`` [K] the new observations less :math:`c`, centred as the
-    model's data are (the variances do not depend on them: hallucinated points need none).
+    model's data are. Batches hallucinate points, which need variances only, more cheaply
+    (:mod:`.hallucination`).
 
     With ``extend`` each point also joins the dictionary, which keeps the posterior exact when
     the dictionary already holds every evaluated point (GP-BUCB): a new dictionary point adds a
