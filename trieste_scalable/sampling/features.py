@@ -152,19 +152,23 @@ class TanimotoFeatures(FeatureMap):
 
     Only the on-bits of each row are visited (gathered with ``top_k``), so a chunk costs
     O(N F K) time and memory for K on-bits per row, not O(N F D); ``max_rows`` keeps the
-    [N, K, F] int16 intermediate near 25 MB for F = 1,000 and K = 50.
+    [N, K, F] float32 intermediate near 50 MB for F = 1,000 and K = 50. The ranks are float32
+    (exact below 2^24 bits), not int16: TensorFlow's CPU minimum over int16 ran 3.5 times
+    slower, and hashing 20,000 molecules took 1.1 s instead of 0.63 s.
     """
 
     max_rows = 256
     signs_only = True
 
     def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
-        # A random permutation of the bits per feature, as int16 ranks laid out [D, F] (so the
-        # on-bits of a row gather contiguous rows) and its inverse [F, D] (rank -> bit).
+        # A random permutation of the bits per feature, as ranks laid out [D + 1, F] (so the
+        # on-bits of a row gather contiguous rows; the last row, above every rank, is what
+        # padding gathers) and its inverse [F, D] (rank -> bit).
         seeds = tf.random.experimental.stateless_split(seed, 2)
         shape = [self.num_features, input_dim]
         order = tf.argsort(tf.random.stateless_uniform(shape, seeds[0]), axis=-1)  # [F, D]
-        ranks = tf.cast(tf.transpose(tf.argsort(order, axis=-1)), tf.int16)  # [D, F]
+        ranks = tf.cast(tf.transpose(tf.argsort(order, axis=-1)), tf.float32)  # [D, F]
+        ranks = tf.concat([ranks, tf.fill([1, self.num_features], float(input_dim))], axis=0)
         bits = tf.random.stateless_uniform(shape, seeds[1], maxval=2, dtype=tf.int32)
         return ranks, order, tf.cast(2 * bits - 1, dtype)
 
@@ -194,8 +198,8 @@ class TanimotoFeatures(FeatureMap):
         most_bits = tf.maximum(tf.reduce_max(tf.reduce_sum(on, axis=-1)), 1)
         on_bits = tf.math.top_k(on, k=most_bits, sorted=False)  # [N, K]
         valid = on_bits.values > 0  # [N, K]
-        gathered = tf.gather(ranks, on_bits.indices)  # [N, K, F]
-        gathered = tf.where(valid[:, :, None], gathered, tf.constant(2**15 - 1, tf.int16))
+        padding = tf.shape(ranks)[0] - 1  # the row above every rank
+        gathered = tf.gather(ranks, tf.where(valid, on_bits.indices, padding))  # [N, K, F]
         first_rank = tf.cast(tf.reduce_min(gathered, axis=1), tf.int32)  # [N, F]
         first_rank = tf.minimum(first_rank, tf.shape(order)[1] - 1)  # empty rows: any bit
         hashes = tf.gather(order, tf.transpose(first_rank), batch_dims=1)  # [F, N]
