@@ -179,9 +179,10 @@ class TanimotoFeatures(FeatureMap):
         self, x: tf.Tensor, centres: tf.Tensor, dtype: Optional[tf.DType] = None
     ) -> tf.Tensor:
         """The exact kernel [N, M] in ``dtype`` (default ``x``'s), with the inner products of the
-        binary rows formed exactly in float32 (:func:`~trieste_scalable.kernels.
-        binary_inner_products`), then the ratio in ``dtype``: float32 scoring forms the whole
-        kernel row in float32 (a relative rounding of about 1e-7)."""
+        binary rows formed exactly in float32
+        (:func:`~trieste_scalable.kernels.binary_inner_products`), then the ratio in ``dtype``:
+        float32 scoring forms the whole kernel row in float32 (a relative rounding of about
+        1e-7)."""
         x, centres = self.kernel.slice(x, centres)  # the kernel's active dimensions
         inner = binary_inner_products(x, centres, dtype or x.dtype)
         return self.kernel.from_inner(inner, x, centres)
