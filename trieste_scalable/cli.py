@@ -348,17 +348,21 @@ def max_batch_size(args: argparse.Namespace) -> int:
     not stored: the logged settings of earlier campaigns stay resumable."""
     if args.max_batch_size is not None:
         return int(args.max_batch_size)
-    if getattr(args, "asynchronous", False) and args.workers:
+    if _asynchronous(args):
         return 2 * int(args.workers)
     return int(args.batch_size)
+
+
+def _asynchronous(args: argparse.Namespace) -> bool:
+    """Whether the command runs an asynchronous campaign on workers."""
+    return bool(getattr(args, "asynchronous", False) and args.workers)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
     args = _parser().parse_args(argv)
     if args.batch_size is None:
-        asynchronous = getattr(args, "asynchronous", False) and args.workers
-        args.batch_size = args.workers if asynchronous else args.batch_size_default
+        args.batch_size = args.workers if _asynchronous(args) else args.batch_size_default
     del args.batch_size_default
     try:
         _validate(args)
