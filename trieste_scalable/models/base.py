@@ -15,10 +15,13 @@ from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
 from trieste import logging
 from trieste.data import Dataset
+from trieste.models.gpflow.interface import SupportsCovarianceBetweenPoints
+from trieste.models.gpflow.sampler import BatchReparametrizationSampler
 from trieste.models.interfaces import (
+    HasReparamSampler,
+    ReparametrizationSampler,
     SupportsGetKernel,
     SupportsGetObservationNoise,
-    SupportsPredictJoint,
     SupportsPredictY,
     TrainableProbabilisticModel,
 )
@@ -27,6 +30,7 @@ from trieste.models.utils import write_summary_kernel_parameters
 from ..numerics.linalg import chunked_map, jittered_cholesky
 from .data import ReplicatedData, aggregate, validate_dataset
 from .fitting import FitOutcome, FitSchedule, degeneracy, fit_hyperparameters, input_scales
+from .live import LiveConstantMean, LiveTuple, dynamic_variable
 
 PosteriorT = TypeVar("PosteriorT")
 """The posterior a model keeps (a NamedTuple of tensors its compiled functions take)."""
@@ -34,7 +38,8 @@ PosteriorT = TypeVar("PosteriorT")
 
 class ReplicatedGPBase(
     TrainableProbabilisticModel,
-    SupportsPredictJoint,
+    SupportsCovarianceBetweenPoints,
+    HasReparamSampler,
     SupportsPredictY,
     SupportsGetKernel,
     SupportsGetObservationNoise,
@@ -79,6 +84,8 @@ class ReplicatedGPBase(
     _log_name = "model"
     _compiled_type: Callable[[gpflow.kernels.Kernel, tf.DType], Any]
     """Builds the compiled numerics (deep copies and pickles drop and rebuild them)."""
+    _posterior_type: type[PosteriorT]  # type: ignore[misc]
+    """The posterior's ``NamedTuple`` type (held in a :class:`~.live.LiveTuple`)."""
 
     def __init__(
         self,
@@ -112,6 +119,8 @@ class ReplicatedGPBase(
         if prior_mean is not None and not np.isfinite(prior_mean):
             raise ValueError(f"prior_mean must be finite, got {prior_mean}")
         self._centre: Optional[float] = prior_mean  # fixed by the first update if None
+        # the centre as compiled predictions read it (live: see .live)
+        self._centre_variable = dynamic_variable(tf.constant(prior_mean or 0.0, self._dtype))
         # the prior mean relative to the centre, read live by the fits' objectives
         self._mean = gpflow.Parameter(0.0, dtype=self._dtype, trainable=fit_prior_mean)
         gpflow.set_trainable(self._noise, fit_noise_variance)
@@ -120,7 +129,7 @@ class ReplicatedGPBase(
         self._chunk_size = chunk_size
         self._exact_fit_limit = exact_fit_limit
         self._data: Optional[ReplicatedData] = None
-        self._posterior: Optional[PosteriorT] = None
+        self._live_posterior: LiveTuple[PosteriorT] = LiveTuple(self._posterior_type)
         self._ops: Any = None
         self._fit_schedule = fit_schedule or FitSchedule()
         self._num_prior_samples = num_prior_samples
@@ -161,10 +170,25 @@ class ReplicatedGPBase(
     def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
         """Latent covariance [N, N] of the rows of ``x`` [N, D]."""
 
+    @abstractmethod
+    def _latent_cross_covariance(self, x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+        """Latent covariance [N, P] between the rows of ``x`` [N, D] and ``x2`` [P, D]."""
+
     def _log_extra(self) -> None:
         """Subclass-specific TensorBoard scalars (inside an active writer context)."""
 
     # ----------------------------------------------------------------- properties
+    @property
+    def _posterior(self) -> Optional[PosteriorT]:
+        """The posterior, read live from variables (``None`` before the first update): a
+        function compiled before an update reads the updated posterior (see :mod:`.live`)."""
+        live = self._live_posterior
+        return live.read() if live.is_set else None
+
+    @_posterior.setter
+    def _posterior(self, posterior: PosteriorT) -> None:
+        self._live_posterior.assign(posterior)
+
     @property
     def dtype(self) -> tf.DType:
         return self._dtype
@@ -190,6 +214,13 @@ class ReplicatedGPBase(
 
     def get_observation_noise(self) -> tf.Tensor:
         return tf.convert_to_tensor(self._noise)
+
+    def get_mean_function(self) -> gpflow.mean_functions.MeanFunction:
+        """The constant prior mean as a GPflow mean function that reads it live (the same object
+        every call, so compiled consumers do not retrace)."""
+        if "_mean_function" not in self.__dict__:
+            self._mean_function = LiveConstantMean(self._centre_variable, self._mean)
+        return self._mean_function
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -223,6 +254,7 @@ class ReplicatedGPBase(
             self._centre = previous[0]
             self._mean.assign(previous[1])
             raise
+        self._centre_variable.assign(tf.constant(centre, self._dtype))
         self._data_version += 1
 
     @property
@@ -350,6 +382,25 @@ class ReplicatedGPBase(
         cov = tf.reshape(cov, tf.concat([batch_shape, [1, num, num]], axis=0))
         return mean, cov
 
+    def covariance_between_points(
+        self, query_points_1: tf.Tensor, query_points_2: tf.Tensor
+    ) -> tf.Tensor:
+        """Latent posterior covariance [..., 1, N, P] between ``query_points_1`` [..., N, D] and
+        ``query_points_2`` [P, D] (what Trieste's GIBBON asks for)."""
+        x = self._check_points(query_points_1)
+        x2 = self._check_points(query_points_2)
+        flat = tf.reshape(x, [-1, x.shape[-1]])
+        (cov,) = chunked_map(
+            lambda chunk: self._latent_cross_covariance(chunk, x2), flat, self._chunk_size
+        )
+        shape = tf.concat([tf.shape(x)[:-2], [1], tf.shape(x)[-2:-1], tf.shape(x2)[:1]], axis=0)
+        return tf.reshape(cov, shape)
+
+    def reparam_sampler(self, num_samples: int) -> ReparametrizationSampler[Any]:
+        """Trieste's reparametrisation sampler over :meth:`predict_joint` (Monte-Carlo EI, batch
+        Monte-Carlo EI, asynchronous optimisation)."""
+        return BatchReparametrizationSampler(num_samples, self)
+
     @inherit_check_shapes
     def sample(self, query_points: tf.Tensor, num_samples: int) -> tf.Tensor:
         return self._sample_joint(*self.predict_joint(query_points), num_samples)
@@ -396,7 +447,7 @@ class ReplicatedGPBase(
         return tf.convert_to_tensor(self._mean)
 
     def _centre_tensor(self) -> tf.Tensor:
-        return tf.constant(self._centre or 0.0, dtype=self._dtype)
+        return tf.convert_to_tensor(self._centre_variable)
 
     def _check_points(self, query_points: tf.Tensor) -> tf.Tensor:
         self._require_data()

@@ -1,14 +1,23 @@
-"""The whitened inducing-point view of a sparse posterior that Trieste's samplers read
-(``get_inducing_variables``, ``get_mean_function``, ``trajectory_sampler``), shared by
-:class:`~trieste_scalable.models.AdaptiveSVGP` and :class:`~trieste_scalable.models.NystromGPR`
-(whose DTC posterior, eqs. 1-2, is an SVGP posterior with the optimal q: whitened mean
-:math:`w`, covariance :math:`\\lambda V^{-1}`)."""
+"""The inducing-point view of a posterior that Trieste's samplers read
+(``get_inducing_variables``, ``trajectory_sampler``), shared by every model of the package:
+:class:`~trieste_scalable.models.AdaptiveSVGP` (its whitened q),
+:class:`~trieste_scalable.models.NystromGPR` (whose DTC posterior, eqs. 1-2, is an SVGP posterior
+with the optimal q: whitened mean :math:`w`, covariance :math:`\\lambda V^{-1}`) and
+:class:`~trieste_scalable.models.ReplicatedGPR` (the exact posterior of f at its unique inputs,
+unwhitened: the data are observed only there, so conditioning on f there is exact).
+
+Trieste's ``DecoupledTrajectorySampler`` keeps the inducing points it was built with (its
+canonical features are :math:`k(x, Z)`) and re-reads the rest at every ``update_trajectory``.
+So :meth:`InducingView.get_inducing_variables` returns variables with dynamic shapes, refreshed
+at every eager call: a trajectory updated after a model update sees the new, possibly larger,
+inducing set.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from abc import abstractmethod
+from typing import Any, NamedTuple
 
-import gpflow
 import tensorflow as tf
 from trieste.models.gpflow.sampler import DecoupledTrajectorySampler
 from trieste.models.interfaces import (
@@ -19,32 +28,51 @@ from trieste.models.interfaces import (
     TrajectorySampler,
 )
 
+from .live import LiveTuple
 
-class WhitenedInducingView(
+
+class InducingVariables(NamedTuple):
+    """A single-output posterior as inducing variables (Trieste's layout).
+
+    :ivar inducing: Inducing points [M, D].
+    :ivar q_mu: Mean of u (whitened: of v) net of the mean function [M, 1].
+    :ivar q_sqrt: Lower-triangular root of the covariance of u (or v) [1, M, M].
+    """
+
+    inducing: tf.Tensor
+    q_mu: tf.Tensor
+    q_sqrt: tf.Tensor
+
+
+class InducingView(
     SupportsGetKernel, SupportsGetInducingVariables, SupportsGetMeanFunction, HasTrajectorySampler
 ):
-    """Mixin for a model with ``prior_mean``, ``_dtype`` and ``get_inducing_variables``.
+    """Mixin for a model that can state its posterior as inducing variables.
 
     :cvar num_rff_features: Random Fourier features of Trieste's decoupled sampler.
+    :cvar whiten: Whether :meth:`_inducing_variables` is whitened.
     """
 
     num_rff_features = 1000
-    _mean_function: Optional[gpflow.mean_functions.Constant] = None
-    _dtype: tf.DType
-    prior_mean: Optional[float]
+    whiten = True
 
-    def get_mean_function(self) -> Callable[[tf.Tensor], tf.Tensor]:
-        """The constant prior mean as a GPflow mean function (the same object every call, so
-        compiled consumers do not retrace)."""
-        mean = tf.constant(self.prior_mean or 0.0, dtype=self._dtype)
-        if self._mean_function is None:
-            # GPflow builds the parameter in its default float: build it in the model's dtype
-            with gpflow.config.as_context(gpflow.config.Config(float=self._dtype)):
-                self._mean_function = gpflow.mean_functions.Constant(mean)
-            gpflow.set_trainable(self._mean_function, False)
-        else:
-            self._mean_function.c.assign(mean)
-        return self._mean_function
+    @abstractmethod
+    def _inducing_variables(self) -> InducingVariables:
+        """The current posterior as inducing variables (graph-safe)."""
+
+    def get_inducing_variables(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, bool]:
+        """Inducing points [M, D], q_mu [M, 1], q_sqrt [1, M, M] and whether they are whitened,
+        as Trieste's ``SparseVariational`` returns them. Called eagerly, the three are variables
+        holding the current values (see the module docstring)."""
+        current = self._inducing_variables()
+        if not tf.executing_eagerly():
+            return (*current, self.whiten)
+        live: LiveTuple[InducingVariables] = self.__dict__.setdefault(
+            "_live_inducing_variables", LiveTuple(InducingVariables)
+        )
+        live.assign(current)
+        inducing, q_mu, q_sqrt = live.variables()
+        return inducing, q_mu, q_sqrt, self.whiten
 
     def trajectory_sampler(self) -> TrajectorySampler[Any]:
         """Trieste's decoupled sampler over this model, so Trieste's own Thompson-sampling rules

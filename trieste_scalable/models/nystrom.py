@@ -19,10 +19,10 @@ from .base import ReplicatedGPBase
 from .data import ReplicatedData
 from .dictionary import DictionaryPolicy, RidgeLeverageSampler
 from .in_batch import InBatchPosterior
-from .inducing_view import WhitenedInducingView
+from .inducing_view import InducingVariables, InducingView
 
 
-class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTCPosterior]):
+class NystromGPR(InducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTCPosterior]):
     r"""GP regression with the DTC (Nystrom) posterior over a resampled dictionary (BKB/BBKB).
 
     The posterior (:mod:`trieste_scalable.numerics.dtc`, eqs. 1-3) conditions on every
@@ -51,6 +51,7 @@ class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTC
 
     _log_name = "nystrom"
     _compiled_type = CompiledDTC
+    _posterior_type = dtc.DTCPosterior
 
     def __init__(
         self,
@@ -98,18 +99,18 @@ class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTC
         )
         return float(post.capacity - post.noise * tf.reduce_sum(inv_chol**2))
 
-    def get_inducing_variables(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, bool]:
+    def _inducing_variables(self) -> InducingVariables:
         """The DTC posterior (eqs. 1-2) as a whitened SVGP posterior, as Trieste's
-        ``SparseVariational`` returns it: the dictionary [m, D], :math:`w` [m, 1] (net of the
-        mean function), a lower-triangular root [1, m, m] of :math:`\\lambda V^{-1}`, and
-        ``whiten=True``; so Trieste's samplers and our batch Thompson sampling run on this model.
-        Padding is block-diagonal in :math:`V`, so slicing it off is exact."""
+        ``SparseVariational`` states it: the dictionary [m, D], :math:`w` [m, 1] (net of the
+        mean function) and a lower-triangular root [1, m, m] of :math:`\\lambda V^{-1}`; so
+        Trieste's samplers and our batch Thompson sampling run on this model. Padding (the
+        trailing rows) is block-diagonal in :math:`V`, so slicing it off is exact."""
         post = self._require_posterior()
-        m = post.size
+        m = tf.cast(tf.reduce_sum(post.mask), tf.int32)
         chol_v = post.chol_v[:m, :m]
         root = lower_root_of_inverse(tf.matmul(chol_v, chol_v, transpose_b=True))
         q_sqrt = tf.sqrt(post.noise) * root
-        return post.inducing[:m], post.weights[:m, None], q_sqrt[None], True
+        return InducingVariables(post.inducing[:m], post.weights[:m, None], q_sqrt[None])
 
     # ----------------------------------------------------------------- template methods
     def _absorb(self, data: ReplicatedData) -> None:
@@ -144,6 +145,10 @@ class NystromGPR(WhitenedInducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTC
     def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
         post = self._require_posterior()
         return post.noise * self.compiled.covariance(post, x)
+
+    def _latent_cross_covariance(self, x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+        post = self._require_posterior()
+        return post.noise * self.compiled.cross_covariance(post, x, x2)
 
     def _log_extra(self) -> None:
         post = self._require_posterior()

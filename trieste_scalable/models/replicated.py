@@ -11,13 +11,14 @@ from trieste import logging
 from trieste.data import Dataset
 
 from ..numerics import replicated
-from ..numerics.linalg import jittered_cholesky
+from ..numerics.linalg import cholesky_with_jitter, jittered_cholesky
 from ..numerics.replicated import CompiledReplicated
-from .base import ReplicatedGPBase
+from .conditioning import GaussianConditioning
 from .data import ReplicatedData
+from .inducing_view import InducingVariables, InducingView
 
 
-class ReplicatedGPR(ReplicatedGPBase[replicated.ReplicatedPosterior]):
+class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPosterior]):
     r"""Exact GP regression whose cost depends on the number of unique inputs, not evaluations.
 
     Repeated evaluations of one input are kept as a count :math:`n_i`, the average
@@ -32,6 +33,10 @@ class ReplicatedGPR(ReplicatedGPBase[replicated.ReplicatedPosterior]):
     :math:`K_U + \lambda\,\mathrm{diag}(1/n)`, or one appended row); anything else is
     refactorised from scratch in O(q^3). Memory is O(q^2) for q unique inputs.
 
+    For Trieste's acquisition functions it is also a ``FastUpdateModel`` (exact fantasies,
+    :mod:`.conditioning`) and has a decoupled ``trajectory_sampler`` over its unique inputs
+    (the exact posterior of f there, unwhitened: :mod:`.inducing_view`).
+
     :param kernel: Any GPflow kernel.
     :param noise_variance: :math:`\lambda > 0`.
     :param dataset: Optional initial data (equivalent to calling :meth:`update`).
@@ -39,6 +44,8 @@ class ReplicatedGPR(ReplicatedGPBase[replicated.ReplicatedPosterior]):
 
     _log_name = "replicated"
     _compiled_type = CompiledReplicated
+    _posterior_type = replicated.ReplicatedPosterior
+    whiten = False
 
     def __init__(
         self,
@@ -74,6 +81,19 @@ class ReplicatedGPR(ReplicatedGPBase[replicated.ReplicatedPosterior]):
         """Exact log likelihood of every evaluation (what :meth:`optimize` maximises)."""
         return self._objective()()
 
+    def _inducing_variables(self) -> InducingVariables:
+        """The unique inputs [q, D], the posterior mean of f there net of the prior mean
+        [q, 1] and a root [1, q, q] of its posterior covariance (jittered: the covariance is
+        singular where the kernel matrix is)."""
+        post = self._require_posterior()
+        mean, covariance = self.compiled.at_inputs(post)
+        if tf.executing_eagerly():
+            root, _ = jittered_cholesky(covariance, 1e-10)
+        else:
+            scale = tf.reduce_mean(tf.linalg.diag_part(covariance))
+            root = cholesky_with_jitter(covariance, 1e-8 * scale)
+        return InducingVariables(post.inputs, mean[:, None], root[None])
+
     # ----------------------------------------------------------------- template methods
     def _absorb(self, data: ReplicatedData) -> None:
         epoch = self._epoch_index(data)
@@ -102,6 +122,9 @@ class ReplicatedGPR(ReplicatedGPBase[replicated.ReplicatedPosterior]):
 
     def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
         return self.compiled.covariance(self._require_posterior(), x)
+
+    def _latent_cross_covariance(self, x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+        return self.compiled.cross_covariance(self._require_posterior(), x, x2)
 
     def _log_extra(self) -> None:
         data = self._require_data()

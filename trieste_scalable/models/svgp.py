@@ -14,10 +14,10 @@ from trieste.data import Dataset
 from ..numerics import svgp
 from ..numerics.linalg import jittered_cholesky, pad_rows
 from ..numerics.svgp import CompiledSVGP
-from .base import ReplicatedGPBase
+from .conditioning import GaussianConditioning
 from .data import ReplicatedData
 from .inducing import InducingPointSelector, InducingSchedule, selector_named
-from .inducing_view import WhitenedInducingView
+from .inducing_view import InducingVariables, InducingView
 
 
 class _Unprojected(NamedTuple):
@@ -31,7 +31,7 @@ class _Unprojected(NamedTuple):
     jitter: tf.Tensor
 
 
-class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior]):
+class AdaptiveSVGP(InducingView, GaussianConditioning[svgp.WhitenedPosterior]):
     r"""SVGP with a whitened, full-covariance q(u) whose inducing points are re-selected at every
     ``update`` and whose number may follow a schedule m(n) (S-GP-TS §3.2 and §6).
 
@@ -68,6 +68,7 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
 
     _log_name = "svgp"
     _compiled_type = CompiledSVGP
+    _posterior_type = svgp.WhitenedPosterior
 
     def __init__(
         self,
@@ -112,9 +113,13 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
 
     @property
     def posterior(self) -> svgp.WhitenedPosterior:
-        """The current whitened posterior (padded to its capacity)."""
+        """The current whitened posterior (padded to its capacity).
+
+        After an ``update`` without ``optimize`` the warm start (the last q projected onto the
+        new inducing points) is computed by the first eager use; until then, and in code
+        compiled before it, predictions are those of the previous fit, as in Trieste's SVGP."""
         self._require_data()
-        if self._unprojected is not None:  # warm start: the last q at the new inducing points
+        if self._unprojected is not None and tf.executing_eagerly():
             new = self._unprojected
             q_mu, q_sqrt = self.compiled.project(*new)
             self._posterior = svgp.WhitenedPosterior(
@@ -130,12 +135,13 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
         return float(self.compiled.elbo(post, *self._data_tensors(), noise))
 
     # ----------------------------------------------------------------- Trieste protocols
-    def get_inducing_variables(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, bool]:
-        """Real inducing points [m, D], whitened q_mu [m, 1] (net of the mean function),
-        q_sqrt [1, m, m] and ``whiten=True``, as Trieste's ``SparseVariational`` returns them.
-        Padding is block-diagonal with identity covariance, so slicing it off is exact."""
-        post, m = self.posterior, self.num_inducing
-        return post.inducing[:m], post.q_mu[:m, None], post.q_sqrt[None, :m, :m], True
+    def _inducing_variables(self) -> InducingVariables:
+        """Real inducing points [m, D], whitened q_mu [m, 1] (net of the mean function) and
+        q_sqrt [1, m, m]. Padding (the trailing rows) is block-diagonal with identity covariance,
+        so slicing it off is exact."""
+        post = self.posterior
+        m = tf.cast(tf.reduce_sum(post.mask), tf.int32)
+        return InducingVariables(post.inducing[:m], post.q_mu[:m, None], post.q_sqrt[None, :m, :m])
 
     def optimize(self, dataset: Dataset) -> Optional[Any]:
         """Fit hyperparameters on the collapsed bound (if enabled), then set q to its optimum."""
@@ -186,6 +192,9 @@ class AdaptiveSVGP(WhitenedInducingView, ReplicatedGPBase[svgp.WhitenedPosterior
 
     def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
         return self.compiled.covariance(self.posterior, x)
+
+    def _latent_cross_covariance(self, x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+        return self.compiled.cross_covariance(self.posterior, x, x2)
 
     def _log_extra(self) -> None:
         logging.scalar("svgp/inducing_points", self.num_inducing)

@@ -79,10 +79,21 @@ def marginals(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tuple[tf
 @check_shapes("x: [N, D]", "return: [N, N]")
 def covariance(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tf.Tensor:
     """Joint ridge-leverage covariance :math:`\\tilde k(x_i, x_j)` (eq. 2) of the rows of ``x``."""
-    z = embed(kernel, x, posterior.inducing, posterior.mask, posterior.chol_kss)  # [N, M]
-    projected = tf.linalg.triangular_solve(posterior.chol_v, tf.transpose(z), lower=True)
-    residual = kernel(x, x) - tf.matmul(z, z, transpose_b=True)
-    return residual / posterior.noise + tf.matmul(projected, projected, transpose_a=True)
+    return cross_covariance(kernel, posterior, x, x)
+
+
+@check_shapes("x: [N, D]", "x2: [P, D]", "return: [N, P]")
+def cross_covariance(
+    kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor, x2: tf.Tensor
+) -> tf.Tensor:
+    """Ridge-leverage covariance :math:`\\tilde k(x_i, x2_j)` (eq. 2) between two sets of rows."""
+    p = posterior
+    z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)  # [N, M]
+    z2 = embed(kernel, x2, p.inducing, p.mask, p.chol_kss)  # [P, M]
+    projected = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z), lower=True)  # [M, N]
+    projected2 = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z2), lower=True)  # [M, P]
+    residual = kernel(x, x2) - tf.matmul(z, z2, transpose_b=True)
+    return residual / p.noise + tf.matmul(projected, projected2, transpose_a=True)
 
 
 def build_posterior(
@@ -224,6 +235,7 @@ class CompiledDTC(CompiledEvidence):
         compile_ = compiler(kernel)
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
+        self.cross_covariance = compile_(cross_covariance, posterior, matrix, matrix)
         self.local_terms = compile_(local_terms, posterior, matrix, matrix)
         self.factor_data = compile_(
             factor_data, matrix, vector, vector, matrix, vector, matrix, scalar, scalar

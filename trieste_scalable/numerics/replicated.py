@@ -78,8 +78,29 @@ def marginals(
 @check_shapes("x: [N, D]", "return: [N, N]")
 def covariance(kernel: Kernel, posterior: ReplicatedPosterior, x: tf.Tensor) -> tf.Tensor:
     """Joint posterior covariance of the rows of ``x``."""
-    projected = tf.linalg.triangular_solve(posterior.chol, kernel(posterior.inputs, x), lower=True)
-    return kernel(x, x) - tf.matmul(projected, projected, transpose_a=True)
+    return cross_covariance(kernel, posterior, x, x)
+
+
+@check_shapes("x: [N, D]", "x2: [P, D]", "return: [N, P]")
+def cross_covariance(
+    kernel: Kernel, posterior: ReplicatedPosterior, x: tf.Tensor, x2: tf.Tensor
+) -> tf.Tensor:
+    """Posterior covariance between the rows of ``x`` and of ``x2``."""
+    solve = partial(tf.linalg.triangular_solve, posterior.chol, lower=True)
+    projected = solve(kernel(posterior.inputs, x))  # [q, N]
+    projected2 = solve(kernel(posterior.inputs, x2))  # [q, P]
+    return kernel(x, x2) - tf.matmul(projected, projected2, transpose_a=True)
+
+
+@check_shapes("return[0]: [q]", "return[1]: [q, q]")
+def at_inputs(kernel: Kernel, posterior: ReplicatedPosterior) -> tuple[tf.Tensor, tf.Tensor]:
+    """Posterior mean net of :math:`c` and covariance of f at the unique inputs:
+    :math:`K_U \\alpha` and :math:`K_U - K_U M^{-1} K_U` (the inducing-variable view: the data
+    are observed only there, so f elsewhere given f(U) is the prior's conditional, exactly)."""
+    gram = kernel(posterior.inputs, posterior.inputs)
+    projected = tf.linalg.triangular_solve(posterior.chol, gram, lower=True)
+    covariance = gram - tf.matmul(projected, projected, transpose_a=True)
+    return tf.linalg.matvec(gram, posterior.alpha), 0.5 * (covariance + tf.transpose(covariance))
 
 
 @check_shapes("inputs: [q, D]", "x: [1, D]", "chol: [q, q]", "return: [q1, q1]")
@@ -157,6 +178,8 @@ class CompiledReplicated(CompiledFunctions):
         self.noisy_gram = compile_(noisy_gram, matrix, vector, scalar)
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
+        self.cross_covariance = compile_(cross_covariance, posterior, matrix, matrix)
+        self.at_inputs = compile_(at_inputs, posterior)
         self.append_input = compile_(append_input, matrix, matrix, matrix, scalar)
         self.exact_evidence = compile_(
             log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar

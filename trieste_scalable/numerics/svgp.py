@@ -91,12 +91,29 @@ def marginals(
 
 @check_shapes("x: [N, D]", "return: [N, N]")
 def covariance(kernel: Kernel, posterior: WhitenedPosterior, x: tf.Tensor) -> tf.Tensor:
-    """Posterior latent covariance over the rows of ``x``."""
+    """Posterior latent covariance over the rows of ``x`` (one embedding: the warm start's
+    projection calls this at every inducing point)."""
     p = posterior
     z = embed(kernel, x, p.inducing, p.mask, p.chol_kzz)  # [N, M]
     spread = tf.matmul(z, p.q_sqrt)
     return (
         kernel(x) - tf.matmul(z, z, transpose_b=True) + tf.matmul(spread, spread, transpose_b=True)
+    )
+
+
+@check_shapes("x: [N, D]", "x2: [P, D]", "return: [N, P]")
+def cross_covariance(
+    kernel: Kernel, posterior: WhitenedPosterior, x: tf.Tensor, x2: tf.Tensor
+) -> tf.Tensor:
+    """Posterior latent covariance between the rows of ``x`` and of ``x2``."""
+    p = posterior
+    z = embed(kernel, x, p.inducing, p.mask, p.chol_kzz)  # [N, M]
+    z2 = embed(kernel, x2, p.inducing, p.mask, p.chol_kzz)  # [P, M]
+    spread, spread2 = tf.matmul(z, p.q_sqrt), tf.matmul(z2, p.q_sqrt)
+    return (
+        kernel(x, x2)
+        - tf.matmul(z, z2, transpose_b=True)
+        + tf.matmul(spread, spread2, transpose_b=True)
     )
 
 
@@ -212,6 +229,7 @@ class CompiledSVGP(CompiledEvidence):
         )
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
+        self.cross_covariance = compile_(cross_covariance, posterior, matrix, matrix)
         self.project = compile_(project, posterior, matrix, vector, matrix, scalar)
         self.elbo = compile_(elbo, posterior, matrix, vector, vector, scalar, scalar)
         self.greedy_selection = compile_(
