@@ -245,12 +245,13 @@ def test_updating_with_the_data_held_is_a_no_op_and_refits_nothing() -> None:
     model.optimize(data)
     posterior, dictionary = model._posterior, model.dictionary
     model.update(Dataset(tf.identity(data.query_points), tf.identity(data.observations)))
-    assert model._posterior is posterior
+    for held, before in zip(model._posterior, posterior):
+        np.testing.assert_array_equal(held, before)
     np.testing.assert_array_equal(model.dictionary, dictionary)
     assert model.optimize(data) is None and len(model._fit_outcomes) == 1
     more = data + Dataset(data.query_points[:3], data.observations[:3] + 0.1)
     model.update(more)  # new evaluations: resampled and refitted as usual
-    assert model._posterior is not posterior
+    assert not np.array_equal(model._posterior.weights, posterior.weights)
     model.optimize(more)
     assert len(model._fit_outcomes) == 2
 
@@ -261,7 +262,7 @@ def test_inducing_variables_give_the_dtc_posterior_through_gpflows_conditional()
     data = replicated_dataset(8, num_unique=40)
     model = NystromGPR(se_kernel(), NOISE, data, fit_hyperparameters=False, jitter=0.0)
     inducing, q_mu, q_sqrt, whiten = model.get_inducing_variables()
-    assert whiten and q_mu.shape == (inducing.shape[0], 1)
+    assert whiten and q_mu.numpy().shape == (inducing.numpy().shape[0], 1)
     np.testing.assert_array_equal(q_sqrt[0], np.tril(q_sqrt[0]))  # lower triangular
     x = tf.constant(np.random.default_rng(3).uniform(size=(7, 2)))
     with gpflow.config.as_context(gpflow.config.Config(jitter=1e-12)):  # ours used none

@@ -374,7 +374,7 @@ class ReplicatedGPBase(
     def predict_joint(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         x = self._check_points(query_points)
         batch_shape = tf.shape(x)[:-2]
-        flat = tf.reshape(x, [-1, x.shape[-2], x.shape[-1]])
+        flat = tf.reshape(x, tf.concat([[-1], tf.shape(x)[-2:]], axis=0))
         cov = tf.map_fn(self._latent_covariance, flat)
         mean = tf.map_fn(lambda pts: self._latent_marginals(pts)[0], flat) + self._centre_tensor()
         num = tf.shape(x)[-2]
