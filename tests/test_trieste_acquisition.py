@@ -105,8 +105,9 @@ def test_in_place_updates_match_fresh_builds_and_eager_execution(model_name: str
     functions, before = {}, {}
     for name, (make_builder, batch, _) in BUILDERS.items():
         builder = make_builder()
-        functions[name] = builder, builder.prepare_acquisition_function(
-            *_arguments(name, model, first, pending)
+        functions[name] = (
+            builder,
+            builder.prepare_acquisition_function(*_arguments(name, model, first, pending)),
         )
         before[name] = np.asarray(functions[name][1](_test_points(batch)))  # traced now
 
