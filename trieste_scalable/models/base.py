@@ -27,7 +27,7 @@ from trieste.models.interfaces import (
 )
 from trieste.models.utils import write_summary_kernel_parameters
 
-from ..numerics.linalg import chunked_map, jittered_cholesky
+from ..numerics.linalg import cholesky_with_jitter, chunked_map, jittered_cholesky
 from .data import ReplicatedData, aggregate, validate_dataset
 from .fitting import FitOutcome, FitSchedule, degeneracy, fit_hyperparameters, input_scales
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
@@ -407,8 +407,14 @@ class ReplicatedGPBase(
 
     def _sample_joint(self, mean: tf.Tensor, cov: tf.Tensor, num_samples: int) -> tf.Tensor:
         """Samples [..., S, N, 1] of the joint Gaussian ``mean`` [..., N, 1], ``cov``
-        [..., 1, N, N]."""
-        chol, _ = jittered_cholesky(cov[..., 0, :, :], 1e-12)
+        [..., 1, N, N]; graph-safe (inside a compiled function the jitter cannot escalate, and
+        GPflow's default relative jitter is added)."""
+        cov = cov[..., 0, :, :]
+        if tf.executing_eagerly():
+            chol, _ = jittered_cholesky(cov, 1e-12)
+        else:
+            scale = tf.reduce_mean(tf.abs(tf.linalg.diag_part(cov)), axis=-1)[..., None, None]
+            chol = cholesky_with_jitter(cov, gpflow.config.default_jitter() * scale)
         draws = tf.random.normal(
             tf.concat([tf.shape(mean)[:-2], [num_samples, tf.shape(mean)[-2]]], axis=0),
             dtype=self._dtype,
