@@ -119,9 +119,10 @@ class RayEvaluator:
             candidate's SMILES), if not ``None``.
         """
         argument = np.asarray(point) if payload is None else payload
+        submitted = time.time()  # before the task exists: a worker may start it at once
         ref = self._task.remote(self._objective, argument)
         key = self._submitted
-        self._in_flight[ref] = (key, np.asarray(point), time.time())
+        self._in_flight[ref] = (key, np.asarray(point), submitted)
         self._submitted += 1
         return key
 
