@@ -1,10 +1,12 @@
-"""Trieste's own rules over our models, with the criterion Trieste's integration tests apply to
-its GPR and SVGP (``tests/integration/test_bayesian_optimization.py``, read, not copied): on
-SimpleQuadratic at most 6 steps from 10 initial points (20 for the sparse variational model, as
-Trieste gives its SVGP), the best point within 5 % of a minimiser and its value within 5 % of
-the minimum; on ScaledBranin (``slow``) Trieste's step counts from 5 initial points, 0.5 %.
-Each run also checks what Trieste checks: the history reloads, a class-based acquisition function
-is traced no more than 4 times, and a dill copy of it gives the same values.
+"""Trieste's own rules over our models, with the criterion and settings Trieste's integration tests
+apply to its GPR and SVGP (``tests/integration/test_bayesian_optimization.py``, read, not copied):
+on SimpleQuadratic at most 6 steps from 10 initial points, the best point within 5 % of a
+minimiser and its value within 5 % of the minimum; on ScaledBranin (``slow``) Trieste's step
+counts from 5 initial points, 0.5 %. The sparse variational model starts from 20 points on both,
+as Trieste's SVGP does; the exact-GP stand-ins get the noise variance Trieste's GPR gets on these
+noise-free problems (1e-5; 1e-3 under local penalisation). Each run also checks what Trieste
+checks: the history reloads, a class-based acquisition function is traced no more than 4 times,
+and a dill copy of it gives the same values.
 
 Every rule of Trieste's list runs on every model: each model supports every protocol those rules
 ask for (``docs/trieste.md``), so no combination is refused.
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import dill
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -49,6 +52,14 @@ from trieste.acquisition.rule import (
 from trieste.acquisition.sampler import ThompsonSamplerFromTrajectory
 from trieste.acquisition.utils import copy_to_local_models
 from trieste.bayesian_optimizer import BayesianOptimizer, OptimizationResult, stop_at_minimum
+from trieste.models.gpflow import (
+    ConditionalImprovementReduction,
+    GaussianProcessRegression,
+    SparseVariational,
+    build_gpr,
+    build_svgp,
+)
+from trieste.models.optimizer import Optimizer
 from trieste.objectives import ScaledBranin, SimpleQuadratic
 from trieste.objectives.utils import mk_observer
 from trieste.observer import OBJECTIVE
@@ -198,25 +209,55 @@ def trieste_rules() -> list[Any]:
     ]
 
 
-MODELS: dict[str, Callable[[Any], Any]] = {
-    "nystrom": lambda data: build_nystrom_gpr(data, SPACE),
-    "replicated": lambda data: build_replicated_gpr(data, SPACE),
-    "svgp": lambda data: build_adaptive_svgp(data, SPACE, inducing=50),
+def _noise(rule: Any) -> float:
+    """The noise variance Trieste's harness gives its GPR on these noise-free problems."""
+    return 1e-3 if "LocalPenalization" in repr(rule) else 1e-5
+
+
+# Each builder is called with the initial data and the rule. The exact-GP stand-ins get Trieste's
+# GPR settings, the sparse model Trieste's SVGP settings (builder defaults, 50 inducing points).
+MODELS: dict[str, Callable[[Any, Any], Any]] = {
+    "nystrom": lambda data, rule: build_nystrom_gpr(data, SPACE, likelihood_variance=_noise(rule)),
+    "replicated": lambda data, rule: build_replicated_gpr(
+        data, SPACE, likelihood_variance=_noise(rule)
+    ),
+    "svgp": lambda data, rule: build_adaptive_svgp(data, SPACE, inducing=50),
 }
+
+# What Trieste's harness runs the same rule over: its GPR for our exact-GP stand-ins, its SVGP
+# (Scipy-fitted, conditional-improvement inducing points) for ours.
+REFERENCES: dict[str, Callable[[Any, Any], Any]] = {
+    "nystrom": lambda data, rule: GaussianProcessRegression(
+        build_gpr(data, SPACE, likelihood_variance=_noise(rule))
+    ),
+    "svgp": lambda data, rule: SparseVariational(
+        build_svgp(data, SPACE, num_inducing_points=50),
+        optimizer=Optimizer(gpflow.optimizers.Scipy(), compile=True),
+        inducing_point_selector=ConditionalImprovementReduction(),
+    ),
+}
+REFERENCES["replicated"] = REFERENCES["nystrom"]
 
 
 def run_trieste_rule(
-    model_name: str, steps: int, rule: Any, num_models: int, branin: bool, seed: int = 0
+    build: Callable[[Any, Any], Any],
+    steps: int,
+    rule: Any,
+    num_models: int,
+    branin: bool,
+    sparse: bool,
+    seed: int = 0,
 ) -> None:
-    """One run with Trieste's criterion and checks (module docstring)."""
+    """One run with Trieste's criterion and checks (module docstring); ``sparse``: the initial
+    design Trieste gives sparse models (20 points, on both problems)."""
     tf.random.set_seed(seed)
     np.random.seed(seed)
     problem = ScaledBranin if branin else SimpleQuadratic
     rtol = 0.005 if branin else 0.05
-    num_initial = 5 if branin else (20 if model_name == "svgp" else 10)
+    num_initial = 20 if sparse else (5 if branin else 10)
     observer = mk_observer(problem.objective)
     initial = observer(SPACE.sample(num_initial))
-    model = MODELS[model_name](initial)
+    model = build(initial, rule)
     models = copy_to_local_models(model, num_models) if num_models > 1 else {OBJECTIVE: model}
     with tempfile.TemporaryDirectory() as directory:
         result = BayesianOptimizer(observer, SPACE).optimize(
@@ -260,13 +301,31 @@ def _check_acquisition_function(rule: EfficientGlobalOptimization) -> None:  # t
 def test_trieste_rule_finds_the_minimum_of_simple_quadratic(
     model_name: str, steps: int, rule: Any, num_models: int
 ) -> None:
-    run_trieste_rule(model_name, min(steps, 6), rule, num_models, branin=False)
+    sparse = model_name == "svgp"
+    run_trieste_rule(MODELS[model_name], min(steps, 6), rule, num_models, False, sparse)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model_name", list(MODELS))
 @pytest.mark.parametrize("steps, rule, num_models", trieste_rules())
 def test_trieste_rule_finds_the_minimum_of_scaled_branin(
-    model_name: str, steps: int, rule: Any, num_models: int
+    model_name: str, steps: int, rule: Any, num_models: int, request: pytest.FixtureRequest
 ) -> None:
-    run_trieste_rule(model_name, steps, rule, num_models, branin=True)
+    """The issue's criterion: a rule that meets Trieste's criterion over Trieste's model meets
+    it over ours. Where ours misses, the same run (same seed, a fresh rule) over Trieste's model
+    decides: it fails the test if Trieste's model meets the criterion, else the test xfails."""
+    sparse = model_name == "svgp"
+    try:
+        run_trieste_rule(MODELS[model_name], steps, rule, num_models, True, sparse)
+    except AssertionError as ours:
+        rule_id = request.node.callspec.id.rsplit("-", 1)[0]  # "<rule>-<model>"
+        (reference_rule,) = [p.values[1] for p in trieste_rules() if p.id == rule_id]
+        try:
+            run_trieste_rule(
+                REFERENCES[model_name], steps, reference_rule, num_models, True, sparse
+            )
+        except AssertionError as theirs:
+            pytest.xfail(
+                f"Trieste's model misses too: {str(theirs)[:200]} (ours: {str(ours)[:200]})"
+            )
+        raise
