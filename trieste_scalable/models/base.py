@@ -375,13 +375,8 @@ class ReplicatedGPBase(
         x = self._check_points(query_points)
         batch_shape = tf.shape(x)[:-2]
         flat = tf.reshape(x, tf.concat([[-1], tf.shape(x)[-2:]], axis=0))
-        # vectorised over the batch (Trieste's optimisers score [5000, B, D] at once: a map_fn
-        # of 5000 sequential steps took 20x as long); ops pfor cannot convert fall back to a loop
-        cov = tf.vectorized_map(self._latent_covariance, flat, fallback_to_while_loop=True)
-        means = tf.vectorized_map(
-            lambda pts: self._latent_marginals(pts)[0], flat, fallback_to_while_loop=True
-        )
-        mean = means + self._centre_tensor()
+        cov = tf.map_fn(self._latent_covariance, flat)
+        mean = tf.map_fn(lambda pts: self._latent_marginals(pts)[0], flat) + self._centre_tensor()
         num = tf.shape(x)[-2]
         mean = tf.reshape(mean, tf.concat([batch_shape, [num, 1]], axis=0))
         cov = tf.reshape(cov, tf.concat([batch_shape, [1, num, num]], axis=0))
