@@ -296,11 +296,32 @@ def _check_acquisition_function(rule: EfficientGlobalOptimization) -> None:  # t
     np.testing.assert_allclose(function(points), copied(points), rtol=5e-7)
 
 
+# The combinations that take over 15 s on 2 CPU cores run with ``--runslow`` only, so the
+# default suite stays within its budget; each of their rules still runs over two models or more
+# by default (the Nystrom ones mostly score Trieste's [5000, B, D] starts through
+# ``predict_joint``, a per-set map).
+SLOW_ON_SIMPLE_QUADRATIC = {
+    ("BatchEI", "nystrom"),
+    ("AsyncOptimization", "nystrom"),
+    ("BatchTrustRegionBox-LocalModels", "nystrom"),
+    ("BatchMC-EI", "nystrom"),
+    ("MES", "nystrom"),
+    ("Fantasizer", "nystrom"),
+    ("GIBBON", "nystrom"),
+    ("GIBBON", "svgp"),
+}
+
+
 @pytest.mark.parametrize("model_name", list(MODELS))
 @pytest.mark.parametrize("steps, rule, num_models", trieste_rules())
 def test_trieste_rule_finds_the_minimum_of_simple_quadratic(
-    model_name: str, steps: int, rule: Any, num_models: int
+    model_name: str, steps: int, rule: Any, num_models: int, request: pytest.FixtureRequest
 ) -> None:
+    rule_id = request.node.callspec.id.rsplit("-", 1)[0]  # "<rule>-<model>"
+    if (rule_id, model_name) in SLOW_ON_SIMPLE_QUADRATIC and not request.config.getoption(
+        "--runslow"
+    ):
+        pytest.skip("slow: use --runslow")
     sparse = model_name == "svgp"
     run_trieste_rule(MODELS[model_name], min(steps, 6), rule, num_models, False, sparse)
 
