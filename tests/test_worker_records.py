@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from trieste_scalable.cli import main
-from trieste_scalable.distributed import Evaluation, WithLatency
+from trieste_scalable.distributed import Evaluation, WithLatency, _run
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.oracles import PythonOracle, is_table_objective, oracle_for
 from trieste_scalable.problems.molecules import celecoxib_mpo, load_smiles, parse
@@ -63,6 +63,27 @@ def test_worker_log_round_trips_values_failures_and_timings(library: Path) -> No
         log.read_records()
 
 
+def test_worker_log_reads_non_finite_logged_values_as_failures(library: Path) -> None:
+    """Logs written before workers failed non-finite values hold NaN or inf as values: they
+    resume, with those evaluations failed (never data); a row with neither is refused."""
+    problem = screening_problem(str(library), None)
+    log = WorkerLog(library.parent / "evaluations.csv", problem)
+    log.start_empty()
+    log.append_evaluations([Job(0, 0, 3)], [_evaluation(0, 0.5)])
+    with open(log.path, "a") as handle:
+        for job, value in ((1, "nan"), (2, "inf"), (3, "-inf")):
+            handle.write(
+                f"0,{job + 3},{problem.labels[job + 3]},{value},{value},{job},1,1,1,h:1,\n"
+            )
+    records = log.read_records()
+    np.testing.assert_array_equal(records.failed, [False, True, True, True])
+    assert records.observed[0] == 0.5
+    with open(log.path, "a") as handle:
+        handle.write(f"0,9,{problem.labels[9]},,,4,1,1,1,h:1,\n")
+    with pytest.raises(CampaignError, match="a value or an error, found neither"):
+        log.read_records()
+
+
 def test_worker_log_refuses_another_library(library: Path, tmp_path: Path) -> None:
     problem = screening_problem(str(library), None)
     log = WorkerLog(tmp_path / "evaluations.csv", problem)
@@ -105,6 +126,16 @@ def test_oracles_behind_the_objective_option() -> None:
         is_table_objective("vina")
     with pytest.raises(ValueError, match="unparseable|could not be parsed"):
         property_oracle("not_a_molecule")
+
+
+@pytest.mark.parametrize("returned", [float("nan"), float("inf"), -float("inf"), None, "abc"])
+def test_a_worker_fails_an_evaluation_whose_value_is_not_a_finite_number(returned: object) -> None:
+    """What runs on a worker raises (so the evaluation is logged as failed, with the reason, and
+    never told to the model) for NaN, infinities and non-numbers; a finite value passes."""
+    with pytest.raises((ValueError, TypeError), match="not a finite number|float|convert"):
+        _run(lambda _: returned, "CCO")
+    value, started, finished, worker = _run(lambda _: -1.5, "CCO")
+    assert value == -1.5 and started <= finished and worker
 
 
 def test_latency_wrapper_takes_a_smiles_payload() -> None:

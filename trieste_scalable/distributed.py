@@ -58,9 +58,15 @@ class Evaluation:
 
 
 def _run(objective: Objective, argument: Any) -> tuple[float, float, float, str]:
-    """The task: the observation, start and finish times and the worker (runs on a worker)."""
+    """The task: the observation, start and finish times and the worker (runs on a worker).
+
+    :raise ValueError: If the objective returned NaN or an infinity (the evaluation fails with
+        that reason: told to a model it would end the campaign).
+    """
     started = time.time()
     value = float(objective(argument))
+    if not math.isfinite(value):
+        raise ValueError(f"the objective returned {value}, not a finite number")
     return value, started, time.time(), f"{socket.gethostname()}:{os.getpid()}"
 
 

@@ -104,17 +104,22 @@ class WorkerLog(EvaluationLog):
             where = f"{self.path}, line {n + 2}"
             if len(row) != len(self.header):
                 raise CampaignError(f"{where}: expected {len(self.header)} fields, got {len(row)}")
+            raw, error = row[column["observed"]], row[column["error"]]
+            if bool(raw) == bool(error):
+                which = "not both" if raw else "found neither"
+                raise CampaignError(f"{where}: an evaluation needs a value or an error, {which}")
             try:
-                observed = float(row[column["observed"]] or "nan")
+                observed = float(raw or "nan")
                 records[n] = [int(row[column[c]]) for c in ("job", "batch", "index")] + [observed]
             except ValueError:
                 raise CampaignError(
                     f"{where}: job, batch, index or observed not a number"
                 ) from None
-            if not 0 <= records[n, 2] < len(self.problem.points) or np.isinf(observed):
-                raise CampaignError(f"{where}: candidate or observation outside this campaign")
-            if np.isnan(observed) != bool(row[column["error"]]):
-                raise CampaignError(f"{where}: an evaluation needs a value or an error, not both")
+            if not 0 <= records[n, 2] < len(self.problem.points):
+                raise CampaignError(f"{where}: candidate outside this campaign")
+            # a NaN or infinite value (logged as a value before workers failed such evaluations)
+            # is read as a failed evaluation: it was never data
+            records[n, 3] = observed if np.isfinite(observed) else np.nan
         ids = records[:, 2].astype(np.int64)
         self._check_identities(ids, rows)
         jobs, batches = records[:, 0].astype(np.int64), records[:, 1].astype(np.int64)
