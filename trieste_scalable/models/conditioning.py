@@ -28,7 +28,26 @@ from ..numerics.linalg import chunked_map
 from .base import PosteriorT, ReplicatedGPBase
 
 
-class GaussianConditioning(FastUpdateModel, ReplicatedGPBase[PosteriorT]):
+class FantasyPredictions(FastUpdateModel, ReplicatedGPBase[PosteriorT]):
+    """Trieste's ``FastUpdateModel``: the samples and observation-space predictions every model
+    derives from its own ``conditional_predict_f`` and ``conditional_predict_joint``."""
+
+    def conditional_predict_f_sample(
+        self, query_points: tf.Tensor, additional_data: Dataset, num_samples: int
+    ) -> tf.Tensor:
+        """Samples [..., S, M, 1] at ``query_points`` [M, D] given also ``additional_data``."""
+        mean, cov = self.conditional_predict_joint(query_points, additional_data)
+        return self._sample_joint(mean, cov, num_samples)
+
+    def conditional_predict_y(
+        self, query_points: tf.Tensor, additional_data: Dataset
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """As :meth:`conditional_predict_f`, with the noise variance added."""
+        mean, var = self.conditional_predict_f(query_points, additional_data)
+        return mean, var + self.get_observation_noise()
+
+
+class GaussianConditioning(FantasyPredictions[PosteriorT]):
     """A model whose ``conditional_predict_*`` condition its posterior GP (module docstring)."""
 
     def conditional_predict_f(
@@ -60,20 +79,6 @@ class GaussianConditioning(FastUpdateModel, ReplicatedGPBase[PosteriorT]):
             return mean + tf.linalg.matvec(cross, gain), second[None]
 
         return self._conditioned(x, additional_data, joint, vector_second=False)
-
-    def conditional_predict_f_sample(
-        self, query_points: tf.Tensor, additional_data: Dataset, num_samples: int
-    ) -> tf.Tensor:
-        """Samples [..., S, M, 1] at ``query_points`` [M, D] given also ``additional_data``."""
-        mean, cov = self.conditional_predict_joint(query_points, additional_data)
-        return self._sample_joint(mean, cov, num_samples)
-
-    def conditional_predict_y(
-        self, query_points: tf.Tensor, additional_data: Dataset
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """As :meth:`conditional_predict_f`, with the noise variance added."""
-        mean, var = self.conditional_predict_f(query_points, additional_data)
-        return mean, var + self.get_observation_noise()
 
     def _conditioned(
         self,

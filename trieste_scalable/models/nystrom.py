@@ -10,19 +10,18 @@ import numpy as np
 import tensorflow as tf
 from trieste import logging
 from trieste.data import Dataset
-from trieste.models.interfaces import FastUpdateModel
 
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
 from ..numerics.linalg import chunked_map, lower_root_of_inverse
-from .base import ReplicatedGPBase
+from .conditioning import FantasyPredictions
 from .data import ReplicatedData
 from .dictionary import DictionaryPolicy, RidgeLeverageSampler
 from .in_batch import InBatchPosterior
 from .inducing_view import InducingVariables, InducingView
 
 
-class NystromGPR(InducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTCPosterior]):
+class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
     r"""GP regression with the DTC (Nystrom) posterior over a resampled dictionary (BKB/BBKB).
 
     The posterior (:mod:`trieste_scalable.numerics.dtc`, eqs. 1-3) conditions on every
@@ -222,20 +221,6 @@ class NystromGPR(InducingView, FastUpdateModel, ReplicatedGPBase[dtc.DTCPosterio
             return mean[:, None], post.noise * self.compiled.covariance(post, x)[None]
 
         return self._conditional(additional_data, joint)
-
-    def conditional_predict_f_sample(
-        self, query_points: tf.Tensor, additional_data: Dataset, num_samples: int
-    ) -> tf.Tensor:
-        """Samples [..., S, M, 1] at ``query_points`` [M, D] given also ``additional_data``."""
-        mean, cov = self.conditional_predict_joint(query_points, additional_data)
-        return self._sample_joint(mean, cov, num_samples)
-
-    def conditional_predict_y(
-        self, query_points: tf.Tensor, additional_data: Dataset
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        """As :meth:`conditional_predict_f`, with the noise variance added."""
-        mean, var = self.conditional_predict_f(query_points, additional_data)
-        return mean, var + self.get_observation_noise()
 
     def _conditional(
         self,
