@@ -156,6 +156,14 @@ def test_fit_schedule_refits_when_the_data_have_grown_by_its_factor() -> None:
         model.update(part)
         fitted.append(model.optimize(part) is not None)
     assert fitted == [True, False, False, True, False, True, True]
+    for n in (90, 100):  # other data, not more (a trust region's local points): refitted
+        part = Dataset(data.query_points[n : n + 30], data.observations[n : n + 30])
+        model.update(part)
+        assert model.optimize(part) is not None
+    for n in (90, 100):  # fewer points than at the last fit: other data (a trust region's)
+        part = Dataset(data.query_points[n : n + 30], data.observations[n : n + 30])
+        model.update(part)
+        assert model.optimize(part) is not None
     with pytest.raises(ValueError, match="growth factor"):
         FitSchedule(0.5)
 

@@ -151,6 +151,18 @@ def test_sampled_dictionary_is_never_empty() -> None:
     assert chosen.size == 1
 
 
+def test_unseeded_dictionaries_follow_numpys_global_seed() -> None:
+    """As Trieste's runs: ``np.random.seed`` reproduces the draws; without it they differ."""
+    counts, variances = np.ones(200), np.full(200, 0.2)
+
+    def draws(seed: int) -> np.ndarray:
+        np.random.seed(seed)
+        return RidgeLeverageSampler(1.0).select(counts, variances)
+
+    np.testing.assert_array_equal(draws(3), draws(3))
+    assert not np.array_equal(draws(3), draws(4))
+
+
 @pytest.mark.parametrize("repeats", ["exact", "union"])
 def test_inclusion_probabilities_for_repeats(repeats: str) -> None:
     policy = RidgeLeverageSampler(2.0, repeats=repeats)  # type: ignore[arg-type]

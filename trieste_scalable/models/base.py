@@ -245,7 +245,7 @@ class ReplicatedGPBase(
         data = aggregate(x, y - np.asarray(centre, dtype=y.dtype))
         if self._data is not None and _same_data(data, self._data):
             return  # e.g. Trieste's loop updating a model built with the same data: no-op
-        previous = self._centre, self._mean.numpy()
+        previous, previous_data = (self._centre, self._mean.numpy()), self._data
         self._centre = centre
         self._mean.assign(mean)
         try:
@@ -255,6 +255,9 @@ class ReplicatedGPBase(
             self._mean.assign(previous[1])
             raise
         self._centre_variable.assign(tf.constant(centre, self._dtype))
+        if previous_data is not None and not data.extends(previous_data):
+            # other data, not more (a trust region's local points): the schedule starts over
+            self._last_fit_size = 0
         self._data_version += 1
 
     @property

@@ -41,6 +41,16 @@ class ReplicatedData:
     def means(self) -> np.ndarray:
         return self.sums / self.counts
 
+    def extends(self, other: ReplicatedData) -> bool:
+        """Whether these data are ``other`` plus further evaluations, as Trieste's loops append
+        them (``other``'s unique inputs first, in order, each evaluated at least as often)."""
+        n = other.inputs.shape[0]
+        return (
+            self.inputs.shape[0] >= n
+            and np.array_equal(self.inputs[:n], other.inputs)
+            and bool(np.all(self.counts[:n] >= other.counts))
+        )
+
 
 def validate_dataset(
     dataset: Dataset, dtype: tf.DType, input_dim: Optional[int] = None

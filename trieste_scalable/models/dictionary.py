@@ -82,7 +82,9 @@ class RidgeLeverageSampler(DictionaryPolicy):
         """
         :param oversampling: :math:`\\bar q > 0` (the papers' experiments use 2).
         :param repeats: How repeated evaluations combine, ``"exact"`` or ``"union"``.
-        :param seed: Seed of the policy's own random generator.
+        :param seed: Seed of the policy's own random generator; by default one drawn from
+            NumPy's global generator, so ``np.random.seed`` reproduces a run as it does
+            Trieste's.
         """
         if not oversampling > 0:
             raise ValueError(f"oversampling must be positive, got {oversampling}")
@@ -90,7 +92,7 @@ class RidgeLeverageSampler(DictionaryPolicy):
             raise ValueError(f"repeats must be 'exact' or 'union', got {repeats!r}")
         self.oversampling = float(oversampling)
         self.repeats = repeats
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(seed if seed is not None else np.random.randint(2**31))
 
     def inclusion_probabilities(
         self, counts: np.ndarray, batch_start_variances: np.ndarray
