@@ -65,6 +65,17 @@ def test_tanimoto_kernel_known_pairs_and_psd() -> None:
     assert np.linalg.eigvalsh(Tanimoto()(x).numpy()).min() > -1e-10
 
 
+@pytest.mark.parametrize("binary_inputs", [False, True])
+def test_tanimoto_of_a_batch_of_sets_is_the_batch_of_their_grams(binary_inputs: bool) -> None:
+    """GPflow's kernel contract: ``K(X)`` of X [S, B, D] is [S, B, B], each set's own Gram."""
+    kernel = Tanimoto(variance=1.5, binary_inputs=binary_inputs)
+    sets = _fingerprints(1, 12).reshape(4, 3, -1)
+    grams = kernel(sets).numpy()
+    assert grams.shape == (4, 3, 3)
+    for s in range(4):
+        np.testing.assert_allclose(grams[s], kernel(sets[s]).numpy(), rtol=1e-12)
+
+
 def test_tanimoto_on_binary_inputs_is_exact_with_float32_products() -> None:
     x, x2 = _fingerprints(4, 40, 2048), _fingerprints(5, 25, 2048)
     fast, plain = Tanimoto(variance=1.7, binary_inputs=True), Tanimoto(variance=1.7)

@@ -251,15 +251,21 @@ def test_sampling_runs_compiled_and_matches_the_posterior(model_name: str) -> No
 def test_compiled_batched_predict_joint_equals_each_set_alone(model_name: str) -> None:
     """``predict_joint`` over a batch of sets [S, B, D] inside a compiled function (how Trieste's
     optimisers call it), on the model and on a ``dill`` copy of it (what Trieste's history
-    reloads use), equals each set's own eager ``predict_joint``."""
+    reloads use), equals each set's own eager ``predict_joint`` and its covariance computed
+    independently, by ``covariance_between_points`` (one solve per side, the two-argument
+    kernel), also when the sets are scored in several chunks."""
     import dill
 
     model = MODELS[model_name](_data(0, 15))
     x = tf.constant(np.random.default_rng(10).uniform(size=(7, 3, 2)))
-    for candidate in (model, dill.loads(dill.dumps(model))):
+    chunked = dill.loads(dill.dumps(model))
+    chunked._chunk_size = 7  # two sets per chunk: four chunks, the last one padded
+    for candidate in (model, dill.loads(dill.dumps(model)), chunked):
         mean, cov = tf.function(candidate.predict_joint)(x)
         assert mean.shape == (7, 3, 1) and cov.shape == (7, 1, 3, 3)
         for s in range(7):
             set_mean, set_cov = model.predict_joint(x[s])
             np.testing.assert_allclose(mean[s], set_mean, rtol=1e-10, atol=1e-12)
             np.testing.assert_allclose(cov[s], set_cov, rtol=1e-10, atol=1e-12)
+            between = model.covariance_between_points(x[s], x[s])
+            np.testing.assert_allclose(cov[s], between, rtol=1e-8, atol=1e-12)

@@ -57,12 +57,14 @@ class Tanimoto(gpflow.kernels.Kernel):
         return self.from_inner(tf.matmul(X, X2, transpose_b=True), X, X2)
 
     def from_inner(self, inner: tf.Tensor, X: tf.Tensor, X2: tf.Tensor) -> tf.Tensor:
-        """The kernel [N, N2] given the inner products ``inner`` [N, N2] of ``X`` [N, D] and
-        ``X2`` [N2, D] (however they were formed), in ``inner``'s dtype."""
+        """The kernel [..., N, N2] given the inner products ``inner`` [..., N, N2] of ``X``
+        [..., N, D] and ``X2`` [..., N2, D] (however they were formed), in ``inner``'s dtype.
+        Leading dimensions are batch dimensions shared by ``X`` and ``X2`` (GPflow's ``K(X)`` of
+        a batch of sets is the batch of their Gram matrices)."""
         dtype = inner.dtype
         norms = (
-            tf.reduce_sum(tf.cast(X, dtype) ** 2, axis=-1)[:, None]
-            + tf.reduce_sum(tf.cast(X2, dtype) ** 2, axis=-1)[None, :]
+            tf.reduce_sum(tf.cast(X, dtype) ** 2, axis=-1)[..., :, None]
+            + tf.reduce_sum(tf.cast(X2, dtype) ** 2, axis=-1)[..., None, :]
         )
         # on non-negative vectors the denominator is at least half the norms, so it is zero
         # only for two all-zero rows, whose inner product is zero too: their ratio 0 / tiny is 0

@@ -141,9 +141,9 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         mean, s2 = self.compiled.marginals(post, x)
         return mean, post.noise * s2
 
-    def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
+    def _latent_set_covariance(self, sets: tf.Tensor) -> tf.Tensor:
         post = self._require_posterior()
-        return post.noise * self.compiled.covariance(post, x)
+        return post.noise * self.compiled.set_covariance(post, sets)
 
     def _latent_cross_covariance(self, x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
         post = self._require_posterior()

@@ -120,8 +120,8 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         return self.compiled.marginals(self._require_posterior(), x)
 
-    def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
-        return self.compiled.covariance(self._require_posterior(), x)
+    def _latent_set_covariance(self, sets: tf.Tensor) -> tf.Tensor:
+        return self.compiled.set_covariance(self._require_posterior(), sets)
 
     def _latent_cross_covariance(self, x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
         return self.compiled.cross_covariance(self._require_posterior(), x, x2)

@@ -190,8 +190,8 @@ class AdaptiveSVGP(InducingView, GaussianConditioning[svgp.WhitenedPosterior]):
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         return self.compiled.marginals(self.posterior, x)
 
-    def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
-        return self.compiled.covariance(self.posterior, x)
+    def _latent_set_covariance(self, sets: tf.Tensor) -> tf.Tensor:
+        return self.compiled.set_covariance(self.posterior, sets)
 
     def _latent_cross_covariance(self, x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
         return self.compiled.cross_covariance(self.posterior, x, x2)

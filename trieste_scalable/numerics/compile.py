@@ -33,6 +33,11 @@ def specs(dtype: tf.DType) -> tuple[tf.TensorSpec, tf.TensorSpec, tf.TensorSpec]
     )
 
 
+def sets_spec(dtype: tf.DType) -> tf.TensorSpec:
+    """The signature of a batch of sets of rows [S, B, D], every dimension dynamic."""
+    return tf.TensorSpec([None, None, None], dtype)
+
+
 class CompiledFunctions:
     """Base of the per-model collections of compiled functions."""
 

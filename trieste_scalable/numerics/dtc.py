@@ -23,8 +23,8 @@ from typing import NamedTuple
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .compile import compiler, specs
-from .embedding import Kernel, embed, factor_data
+from .compile import compiler, sets_spec, specs
+from .embedding import Kernel, embed, factor_data, per_set, rows_of
 from .evidence import CompiledEvidence
 from .hallucination import HallucinatedPoints, hallucinate, hallucinated_variance
 from .linalg import cholesky_rank_one_update, jittered_cholesky, pad_rows
@@ -79,7 +79,19 @@ def marginals(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tuple[tf
 @check_shapes("x: [N, D]", "return: [N, N]")
 def covariance(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tf.Tensor:
     """Joint ridge-leverage covariance :math:`\\tilde k(x_i, x_j)` (eq. 2) of the rows of ``x``."""
-    return cross_covariance(kernel, posterior, x, x)
+    return set_covariance(kernel, posterior, x[None])[0]
+
+
+@check_shapes("sets: [S, B, D]", "return: [S, B, B]")
+def set_covariance(kernel: Kernel, posterior: DTCPosterior, sets: tf.Tensor) -> tf.Tensor:
+    """The covariance (eq. 2) of each set of rows, all sets embedded and solved at once (what
+    Trieste's batch acquisition functions ask of ``predict_joint`` for thousands of sets)."""
+    p = posterior
+    z = embed(kernel, rows_of(sets), p.inducing, p.mask, p.chol_kss)  # [SB, M]
+    projected = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z), lower=True)  # [M, SB]
+    z, projected = per_set(z, sets), per_set(tf.transpose(projected), sets)  # [S, B, M]
+    residual = kernel(sets) - tf.matmul(z, z, transpose_b=True)
+    return residual / p.noise + tf.matmul(projected, projected, transpose_b=True)
 
 
 @check_shapes("x: [N, D]", "x2: [P, D]", "return: [N, P]")
@@ -235,6 +247,7 @@ class CompiledDTC(CompiledEvidence):
         compile_ = compiler(kernel)
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
+        self.set_covariance = compile_(set_covariance, posterior, sets_spec(dtype))
         self.cross_covariance = compile_(cross_covariance, posterior, matrix, matrix)
         self.local_terms = compile_(local_terms, posterior, matrix, matrix)
         self.factor_data = compile_(

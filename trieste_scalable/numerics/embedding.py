@@ -39,6 +39,19 @@ def masked_gram(kernel: Kernel, inducing: tf.Tensor, mask: tf.Tensor) -> tf.Tens
     return gram * outer + tf.linalg.diag(1.0 - mask)
 
 
+@check_shapes("sets: [S, B, D]", "return: [SB, D]")
+def rows_of(sets: tf.Tensor) -> tf.Tensor:
+    """The rows of a batch of sets, set after set."""
+    return tf.reshape(sets, [-1, tf.shape(sets)[-1]])
+
+
+@check_shapes("features: [SB, R]", "sets: [S, B, D]", "return: [S, B, R]")
+def per_set(features: tf.Tensor, sets: tf.Tensor) -> tf.Tensor:
+    """Row features computed on :func:`rows_of` ``sets``, grouped back by set."""
+    shape = tf.shape(sets)
+    return tf.reshape(features, [shape[0], shape[1], tf.shape(features)[-1]])
+
+
 @check_shapes(
     "x: [N, D]",
     "inducing: [M, D]",

@@ -31,8 +31,8 @@ from typing import NamedTuple
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .compile import CompiledFunctions, compiler, specs
-from .embedding import Kernel
+from .compile import CompiledFunctions, compiler, sets_spec, specs
+from .embedding import Kernel, per_set, rows_of
 from .linalg import cholesky_rank_one_update
 
 
@@ -78,7 +78,16 @@ def marginals(
 @check_shapes("x: [N, D]", "return: [N, N]")
 def covariance(kernel: Kernel, posterior: ReplicatedPosterior, x: tf.Tensor) -> tf.Tensor:
     """Joint posterior covariance of the rows of ``x``."""
-    return cross_covariance(kernel, posterior, x, x)
+    return set_covariance(kernel, posterior, x[None])[0]
+
+
+@check_shapes("sets: [S, B, D]", "return: [S, B, B]")
+def set_covariance(kernel: Kernel, posterior: ReplicatedPosterior, sets: tf.Tensor) -> tf.Tensor:
+    """The joint posterior covariance of each set of rows, all sets solved at once."""
+    kux = kernel(posterior.inputs, rows_of(sets))  # [q, SB]
+    projected = tf.linalg.triangular_solve(posterior.chol, kux, lower=True)
+    projected = per_set(tf.transpose(projected), sets)  # [S, B, q]
+    return kernel(sets) - tf.matmul(projected, projected, transpose_b=True)
 
 
 @check_shapes("x: [N, D]", "x2: [P, D]", "return: [N, P]")
@@ -178,6 +187,7 @@ class CompiledReplicated(CompiledFunctions):
         self.noisy_gram = compile_(noisy_gram, matrix, vector, scalar)
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
+        self.set_covariance = compile_(set_covariance, posterior, sets_spec(dtype))
         self.cross_covariance = compile_(cross_covariance, posterior, matrix, matrix)
         self.at_inputs = compile_(at_inputs, posterior)
         self.append_input = compile_(append_input, matrix, matrix, matrix, scalar)

@@ -24,8 +24,8 @@ from typing import NamedTuple
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .compile import compiler, specs
-from .embedding import Kernel, embed, factor_data
+from .compile import compiler, sets_spec, specs
+from .embedding import Kernel, embed, factor_data, per_set, rows_of
 from .evidence import CompiledEvidence
 from .linalg import cholesky_with_jitter, lower_root_of_inverse
 
@@ -93,11 +93,18 @@ def marginals(
 def covariance(kernel: Kernel, posterior: WhitenedPosterior, x: tf.Tensor) -> tf.Tensor:
     """Posterior latent covariance over the rows of ``x`` (one embedding: the warm start's
     projection calls this at every inducing point)."""
+    return set_covariance(kernel, posterior, x[None])[0]
+
+
+@check_shapes("sets: [S, B, D]", "return: [S, B, B]")
+def set_covariance(kernel: Kernel, posterior: WhitenedPosterior, sets: tf.Tensor) -> tf.Tensor:
+    """The posterior latent covariance of each set of rows, all sets embedded at once."""
     p = posterior
-    z = embed(kernel, x, p.inducing, p.mask, p.chol_kzz)  # [N, M]
-    spread = tf.matmul(z, p.q_sqrt)
+    z = embed(kernel, rows_of(sets), p.inducing, p.mask, p.chol_kzz)  # [SB, M]
+    spread = per_set(tf.matmul(z, p.q_sqrt), sets)  # [S, B, M]
+    z = per_set(z, sets)
     return (
-        kernel(x) - tf.matmul(z, z, transpose_b=True) + tf.matmul(spread, spread, transpose_b=True)
+        kernel(sets) - tf.matmul(z, z, transpose_b=True) + tf.matmul(spread, spread, transpose_b=True)
     )
 
 
@@ -229,6 +236,7 @@ class CompiledSVGP(CompiledEvidence):
         )
         self.marginals = compile_(marginals, posterior, matrix)
         self.covariance = compile_(covariance, posterior, matrix)
+        self.set_covariance = compile_(set_covariance, posterior, sets_spec(dtype))
         self.cross_covariance = compile_(cross_covariance, posterior, matrix, matrix)
         self.project = compile_(project, posterior, matrix, vector, matrix, scalar)
         self.elbo = compile_(elbo, posterior, matrix, vector, vector, scalar, scalar)
