@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from trieste_scalable.cli import main
-from trieste_scalable.distributed import Evaluation, WithLatency, _run
+from trieste_scalable.distributed import Evaluation, WithLatency, _run, driver_times
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.oracles import PythonOracle, is_table_objective, oracle_for
 from trieste_scalable.problems.molecules import celecoxib_mpo, load_smiles, parse
@@ -134,8 +134,25 @@ def test_a_worker_fails_an_evaluation_whose_value_is_not_a_finite_number(returne
     never told to the model) for NaN, infinities and non-numbers; a finite value passes."""
     with pytest.raises((ValueError, TypeError), match="not a finite number|float|convert"):
         _run(lambda _: returned, "CCO")
-    value, started, finished, worker = _run(lambda _: -1.5, "CCO")
-    assert value == -1.5 and started <= finished and worker
+    value, seconds, worker = _run(lambda _: -1.5, "CCO")
+    assert value == -1.5 and seconds >= 0.0 and worker
+
+
+@pytest.mark.parametrize(
+    "submitted, received, seconds, expected",
+    [
+        (100.0, 110.0, 4.0, (106.0, 110.0)),  # queued 6 s, ran 4 s
+        (100.0, 103.0, 4.5, (100.0, 103.0)),  # the worker's clock ran a little fast
+        (100.0, 99.9, 0.0, (100.0, 100.0)),  # the driver's clock stepped back
+        (100.0, 101.0, -0.1, (101.0, 101.0)),
+    ],
+)
+def test_times_of_an_evaluation_are_the_drivers_and_never_contradict_each_other(
+    submitted: float, received: float, seconds: float, expected: tuple[float, float]
+) -> None:
+    started, finished = driver_times(submitted, received, seconds)
+    assert (started, finished) == pytest.approx(expected)
+    assert submitted <= started <= finished
 
 
 def test_latency_wrapper_takes_a_smiles_payload() -> None:

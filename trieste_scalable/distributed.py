@@ -36,11 +36,15 @@ class Evaluation:
     :ivar point: The point evaluated [D].
     :ivar value: The observation, or ``None`` if the evaluation failed.
     :ivar error: Why it failed ("" if it did not).
-    :ivar started: Wall-clock time (``time.time()``) the evaluation started on its worker (its
-        submission if it never started).
-    :ivar finished: Wall-clock time it finished (or was given up).
+    :ivar started: When it started: ``finished`` less the run time its worker measured, never
+        before ``submitted`` (``submitted`` if it never ran).
+    :ivar finished: When the driver received it (or gave it up).
     :ivar worker: ``host:pid`` of the worker ("" if unknown).
-    :ivar submitted: Wall-clock time it was submitted.
+    :ivar submitted: When it was submitted.
+
+    The three times are Unix times (``time.time()``) of the driver's clock alone: a worker only
+    measures a duration, on its own monotonic clock, so no two columns come from clocks that
+    may disagree (those of two machines, or two processes' readings rounded apart).
     """
 
     key: int
@@ -57,17 +61,26 @@ class Evaluation:
         return self.value is None
 
 
-def _run(objective: Objective, argument: Any) -> tuple[float, float, float, str]:
-    """The task: the observation, start and finish times and the worker (runs on a worker).
+def _run(objective: Objective, argument: Any) -> tuple[float, float, str]:
+    """The task: the observation, the seconds the objective ran (the worker's monotonic clock)
+    and the worker (runs on a worker).
 
     :raise ValueError: If the objective returned NaN or an infinity (the evaluation fails with
         that reason: told to a model it would end the campaign).
     """
-    started = time.time()
+    start = time.perf_counter()
     value = float(objective(argument))
     if not math.isfinite(value):
         raise ValueError(f"the objective returned {value}, not a finite number")
-    return value, started, time.time(), f"{socket.gethostname()}:{os.getpid()}"
+    return value, time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
+
+
+def driver_times(submitted: float, received: float, seconds: float) -> tuple[float, float]:
+    """Start and finish of an evaluation on the driver's clock: it finished when the driver
+    received it and started ``seconds`` (its run time, measured by the worker) before, but
+    not before it was submitted. So ``submitted <= started <= finished`` always holds."""
+    finished = max(received, submitted)
+    return max(submitted, finished - max(seconds, 0.0)), finished
 
 
 class RayEvaluator:
@@ -165,11 +178,12 @@ class RayEvaluator:
     def _result(self, ref: Any) -> Evaluation:
         key, point, submitted = self._in_flight.pop(ref)
         try:
-            value, started, finished, worker = self._ray.get(ref)
+            value, seconds, worker = self._ray.get(ref)
         except Exception as error:  # raised by the objective, or the worker died too often
             message = str(error).strip().splitlines()
             reason = f"{type(error).__name__}: {message[-1] if message else ''}"
             return Evaluation(key, point, None, reason, submitted, time.time(), "", submitted)
+        started, finished = driver_times(submitted, time.time(), seconds)
         return Evaluation(key, point, value, "", started, finished, worker, submitted)
 
     def _give_up_late(self) -> list[Evaluation]:
