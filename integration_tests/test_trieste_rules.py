@@ -296,10 +296,9 @@ def _check_acquisition_function(rule: EfficientGlobalOptimization) -> None:  # t
     np.testing.assert_allclose(function(points), copied(points), rtol=5e-7)
 
 
-# The combinations that take over 15 s on 2 CPU cores run with ``--runslow`` only, so the
+# The combinations that took over 15 s on 2 CPU cores run with ``--runslow`` only, so the
 # default suite stays within its budget; each of their rules still runs over two models or more
-# by default (the Nystrom ones mostly score Trieste's [5000, B, D] starts through
-# ``predict_joint``, a per-set map).
+# by default.
 SLOW_ON_SIMPLE_QUADRATIC = {
     ("BatchEI", "nystrom"),
     ("AsyncOptimization", "nystrom"),
@@ -312,25 +311,37 @@ SLOW_ON_SIMPLE_QUADRATIC = {
 }
 
 
-@pytest.mark.parametrize("model_name", list(MODELS))
-@pytest.mark.parametrize("steps, rule, num_models", trieste_rules())
+def rules_over_models(slow: set[tuple[str, str]]) -> list[Any]:
+    """Every rule of :func:`trieste_rules` over every model, as parameters (rule id, model name,
+    steps, rule, number of models) with ids "<rule>-<model>"; those in ``slow`` marked slow."""
+    return [
+        pytest.param(
+            rule.id,
+            model_name,
+            *rule.values,
+            id=f"{rule.id}-{model_name}",
+            marks=[pytest.mark.slow] if (rule.id, model_name) in slow else [],
+        )
+        for rule in trieste_rules()
+        for model_name in MODELS
+    ]
+
+
+PARAMETERS = "rule_id, model_name, steps, rule, num_models"
+
+
+@pytest.mark.parametrize(PARAMETERS, rules_over_models(SLOW_ON_SIMPLE_QUADRATIC))
 def test_trieste_rule_finds_the_minimum_of_simple_quadratic(
-    model_name: str, steps: int, rule: Any, num_models: int, request: pytest.FixtureRequest
+    rule_id: str, model_name: str, steps: int, rule: Any, num_models: int
 ) -> None:
-    rule_id = request.node.callspec.id.rsplit("-", 1)[0]  # "<rule>-<model>"
-    if (rule_id, model_name) in SLOW_ON_SIMPLE_QUADRATIC and not request.config.getoption(
-        "--runslow"
-    ):
-        pytest.skip("slow: use --runslow")
     sparse = model_name == "svgp"
     run_trieste_rule(MODELS[model_name], min(steps, 6), rule, num_models, False, sparse)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model_name", list(MODELS))
-@pytest.mark.parametrize("steps, rule, num_models", trieste_rules())
+@pytest.mark.parametrize(PARAMETERS, rules_over_models(set()))
 def test_trieste_rule_finds_the_minimum_of_scaled_branin(
-    model_name: str, steps: int, rule: Any, num_models: int, request: pytest.FixtureRequest
+    rule_id: str, model_name: str, steps: int, rule: Any, num_models: int
 ) -> None:
     """The issue's criterion: a rule that meets Trieste's criterion over Trieste's model meets
     it over ours. Where ours misses, the same run (same seed, a fresh rule) over Trieste's model
@@ -339,7 +350,6 @@ def test_trieste_rule_finds_the_minimum_of_scaled_branin(
     try:
         run_trieste_rule(MODELS[model_name], steps, rule, num_models, True, sparse)
     except AssertionError as ours:
-        rule_id = request.node.callspec.id.rsplit("-", 1)[0]  # "<rule>-<model>"
         (reference_rule,) = [p.values[1] for p in trieste_rules() if p.id == rule_id]
         try:
             run_trieste_rule(

@@ -4,10 +4,11 @@ failures, and ``in_flight.json``, the evaluations submitted and not finished.
 ``evaluations.csv`` has the columns of :class:`~trieste_scalable.evaluation_log.EvaluationLog`
 (``batch`` is the submission round: 0 the initial design, then each group of points handed to
 free workers, a whole batch in synchronous mode) and ``job`` (a serial number per submission,
-unique across resumes), ``submitted``, ``started``, ``finished`` (Unix times in seconds, all
-on the driver's clock: :class:`~trieste_scalable.distributed.Evaluation`), ``worker`` (``host:pid``) and ``error``. A failed evaluation has empty ``observed`` and
-``score`` and says why in ``error``; it is never told to the model. Rows come in the order the
-evaluations finished, appended (one write, fsync-ed) before the model is told them.
+unique across resumes), ``submitted``, ``started``, ``finished`` (Unix times in seconds, all on
+the driver's clock: :class:`~trieste_scalable.distributed.Evaluation`), ``worker``
+(``host:pid``) and ``error``. A failed evaluation has empty ``observed`` and ``score`` and says
+why in ``error``; it is never told to the model. Rows come in the order the evaluations
+finished, appended (one write, fsync-ed) before the model is told them.
 
 ``in_flight.json`` is rewritten atomically *before* points are submitted and after each group
 of results is logged, so after a crash it lists a superset of what was in flight: a resumed

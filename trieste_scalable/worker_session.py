@@ -38,18 +38,18 @@ from . import rule_state
 from .acquisition.pending import proposed
 from .asynchronous import run_asynchronous
 from .campaign import dimension_histograms_limited, progress_bar
-from .distributed import Evaluation, RayEvaluator, WithLatency
-from .errors import CampaignError, UsageError
-from .logdir import CampaignLock, write_atomically
-from .oracles import Oriented
-from .problems.screening import ScreeningProblem
-from .session import (
+from .campaign_directory import (
     LIBRARY_HASH,
     RULE_STATE,
     check_same_campaign,
     refuse_overwrite,
     saved_rule_state,
 )
+from .distributed import Evaluation, RayEvaluator, WithLatency
+from .errors import CampaignError, UsageError
+from .logdir import CampaignLock, write_atomically
+from .oracles import Oriented
+from .problems.screening import ScreeningProblem
 from .worker_log import InFlight, Job, WorkerLog, WorkerRecords
 
 IN_FLIGHT = "in_flight.json"

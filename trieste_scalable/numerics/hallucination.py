@@ -26,15 +26,13 @@ needs no jitter.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from .dtc_posterior import DTCPosterior
 from .embedding import Kernel, embed
-
-if TYPE_CHECKING:
-    from .dtc import DTCPosterior
 
 
 class HallucinatedPoints(NamedTuple):

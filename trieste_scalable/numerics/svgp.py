@@ -103,9 +103,8 @@ def set_covariance(kernel: Kernel, posterior: WhitenedPosterior, sets: tf.Tensor
     z = embed(kernel, rows_of(sets), p.inducing, p.mask, p.chol_kzz)  # [SB, M]
     spread = per_set(tf.matmul(z, p.q_sqrt), sets)  # [S, B, M]
     z = per_set(z, sets)
-    return (
-        kernel(sets) - tf.matmul(z, z, transpose_b=True) + tf.matmul(spread, spread, transpose_b=True)
-    )
+    nystrom = tf.matmul(z, z, transpose_b=True)
+    return kernel(sets) - nystrom + tf.matmul(spread, spread, transpose_b=True)
 
 
 @check_shapes("x: [N, D]", "x2: [P, D]", "return: [N, P]")

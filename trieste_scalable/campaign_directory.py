@@ -1,0 +1,82 @@
+"""What a campaign directory holds beside its log, and the checks a start or ``--resume`` makes
+on it: ``run.json`` (the settings and the library's content hash) and ``rule_state.json``
+(:mod:`trieste_scalable.rule_state`). Shared by both campaign kinds
+(:mod:`trieste_scalable.session`, :mod:`trieste_scalable.worker_session`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from . import rule_state
+from .errors import CampaignError, UsageError
+from .evaluation_log import EvaluationLog
+
+# Settings that may change when resuming (everything else must match the original run).
+RESUMABLE = {"budget", "quiet", "resume", "logdir", "command", "batch_size", "max_batch_size"}
+RESUMABLE |= {"workers", "ray_address", "timeout"}  # where and how long evaluations run
+LIBRARY_HASH = "library_sha256"
+RULE_STATE = "rule_state.json"
+
+
+def saved_rule_state(path: Path, logged_batches: int) -> Any:
+    """The rule state saved with the log (``None``, a fresh rule, when a campaign from before
+    states were saved has none).
+
+    :raise CampaignError: If the file is damaged or older than the log.
+    """
+    if not path.is_file():
+        print(f"no {path.name}: the rule restarts from a fresh state")
+        return None
+    try:
+        state, batch = rule_state.decode(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CampaignError(
+            f"{path} is damaged ({error}); delete it to resume with a fresh rule state"
+        ) from None
+    if batch < logged_batches:
+        raise CampaignError(
+            f"{path} is from batch {batch} but the log has {logged_batches} batches; delete it "
+            "to resume with a fresh rule state"
+        )
+    return state
+
+
+def refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
+    """:raise UsageError: If the directory already holds a campaign (settings or a log)."""
+    if saved.exists() or log.path.exists():
+        raise UsageError(
+            f"{saved.parent} already holds a campaign: pass --resume to continue it, or choose "
+            "another --logdir"
+        )
+
+
+def check_same_campaign(saved: Path, settings: dict[str, Any], library_hash: str) -> None:
+    """Check that a resumed campaign has its original settings (bar :data:`RESUMABLE`) and
+    library.
+
+    :raise UsageError: On changed settings.
+    :raise CampaignError: On a damaged settings file or a changed library.
+    """
+    try:
+        original = json.loads(saved.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CampaignError(f"{saved} is damaged ({error}); cannot check the settings") from None
+    if not isinstance(original, dict):
+        raise CampaignError(f"{saved} is damaged: expected a JSON object of settings")
+    logged_hash = original.pop(LIBRARY_HASH, None)
+    changed = sorted(
+        key
+        for key in set(original) | set(settings)
+        if key not in RESUMABLE and original.get(key) != settings.get(key)
+    )
+    if changed:
+        details = ", ".join(f"{k}: {original.get(k)!r} -> {settings.get(k)!r}" for k in changed)
+        raise UsageError(f"--resume needs the original settings (changed: {details})")
+    if logged_hash is not None and logged_hash != library_hash:
+        raise CampaignError(
+            f"the library's content changed since this campaign ran ({saved}: {LIBRARY_HASH} "
+            f"{logged_hash[:12]}..., now {library_hash[:12]}...): its logged evaluations would "
+            "be attached to the wrong candidates; restore the original library file"
+        )
