@@ -387,7 +387,9 @@ class ReplicatedGPBase(
         sets_per_chunk = max(1, self._chunk_size // max(1, x.shape[-2] or 1))
         (cov,) = chunked_map(self._latent_set_covariance, sets, sets_per_chunk)
         (mean,) = chunked_map(
-            lambda rows: self._latent_marginals(rows)[0], self._flatten(x), self._chunk_size
+            lambda rows: self._latent_marginals(rows)[0],
+            tf.reshape(x, [-1, x.shape[-1]]),
+            self._chunk_size,
         )
         mean = mean + self._centre_tensor()
         num = tf.shape(x)[-2]
