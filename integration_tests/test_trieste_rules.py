@@ -73,9 +73,10 @@ SPACE = ScaledBranin.search_space  # SimpleQuadratic's too
 def trieste_rules() -> list[Any]:
     """Trieste's rule list with its step counts (built anew per test: rules carry state).
     Each entry: steps, rule, number of local models (1: the model itself)."""
-    ts_batch = lambda: EfficientGlobalOptimization(  # noqa: E731
-        ParallelContinuousThompsonSampling(), num_query_points=3
-    )
+
+    def ts_batch() -> Any:
+        return EfficientGlobalOptimization(ParallelContinuousThompsonSampling(), num_query_points=3)
+
     return [
         pytest.param(20, EfficientGlobalOptimization(), 1, id="EGO"),
         pytest.param(
@@ -346,15 +347,38 @@ def test_trieste_rule_finds_the_minimum_of_simple_quadratic(
     run_trieste_rule(MODELS[model_name], min(steps, 6), rule, num_models, False, sparse)
 
 
-def _misses(build: Callable[[Any, Any], Any], rule_id: str, model_name: str, seed: int) -> str:
+def _misses(
+    build: Callable[[Any, Any], Any], rule_id: str, model_name: str, seed: int, reference: bool
+) -> str:
     """Why a ScaledBranin run of a fresh rule ``rule_id`` misses ("" if it meets the
-    criterion)."""
+    criterion). A run over Trieste's own model (``reference``) that raises counts as a miss:
+    Trieste's SVGP raises a shape error in ``predict_joint`` under MC-EI at some seeds."""
     ((steps, rule, num_models),) = [p.values for p in trieste_rules() if p.id == rule_id]
     try:
         run_trieste_rule(build, steps, rule, num_models, True, model_name == "svgp", seed)
     except AssertionError as error:
         return f"seed {seed}: {str(error)[:150]}"
+    except Exception as error:  # ours must not raise: only the reference's error is caught
+        if not reference:
+            raise
+        return f"seed {seed}: raised {type(error).__name__}"
     return ""
+
+
+def _meets_criterion(
+    build: Callable[[Any, Any], Any], rule_id: str, model_name: str, reference: bool = False
+) -> tuple[bool, list[str]]:
+    """The protocol: seed 0 meets the criterion or, failing that, two of seeds 1, 2 and 3 do
+    (run in order, stopping once decided). Returns the verdict and the misses."""
+    first = _misses(build, rule_id, model_name, 0, reference)
+    if not first:
+        return True, []
+    later: list[str] = []
+    for seed in (1, 2, 3):
+        later.append(_misses(build, rule_id, model_name, seed, reference))
+        if later.count("") == 2 or len(later) - later.count("") == 2:
+            break
+    return later.count("") == 2, [miss for miss in [first, *later] if miss]
 
 
 @pytest.mark.slow
@@ -364,16 +388,13 @@ def test_trieste_rule_finds_the_minimum_of_scaled_branin(
 ) -> None:
     """The issue's criterion: a rule that meets Trieste's criterion over Trieste's model meets
     it over ours. A run is random and the tolerance (0.5 %) tight, so one seed is one draw: a
-    combination passes if its run meets the criterion at seed 0 or, failing that, at both seeds
-    1 and 2 (at two of three seeds). If it does not, Trieste's model runs the same three seeds:
-    the test fails if Trieste's model meets the criterion at two of them, else it xfails."""
-    ours = [_misses(MODELS[model_name], rule_id, model_name, 0)]
-    if not ours[0]:
+    combination passes if its run meets the criterion at seed 0 or, failing that, at two of
+    seeds 1-3 (:func:`_meets_criterion`). If it does not, Trieste's model goes through the same
+    protocol: the test fails if Trieste's model passes it, else it xfails."""
+    ours, our_misses = _meets_criterion(MODELS[model_name], rule_id, model_name)
+    if ours:
         return
-    ours += [_misses(MODELS[model_name], rule_id, model_name, seed) for seed in (1, 2)]
-    if sum(not miss for miss in ours) >= 2:
-        return
-    theirs = [_misses(REFERENCES[model_name], rule_id, model_name, seed) for seed in (0, 1, 2)]
-    if sum(not miss for miss in theirs) >= 2:
-        pytest.fail(f"misses over our model, not over Trieste's: {[m for m in ours if m]}")
-    pytest.xfail(f"Trieste's model misses too: {[m for m in theirs if m]}")
+    theirs, their_misses = _meets_criterion(REFERENCES[model_name], rule_id, model_name, True)
+    if theirs:
+        pytest.fail(f"misses over our model, not over Trieste's: {our_misses}")
+    pytest.xfail(f"Trieste's model misses too: {their_misses}")
