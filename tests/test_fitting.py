@@ -168,9 +168,7 @@ def test_fit_schedule_refits_when_the_data_have_grown_by_its_factor() -> None:
         FitSchedule(0.5)
 
 
-@pytest.mark.parametrize(
-    "builder", [build_nystrom_gpr, build_replicated_gpr, build_adaptive_svgp]
-)
+@pytest.mark.parametrize("builder", [build_nystrom_gpr, build_replicated_gpr, build_adaptive_svgp])
 def test_builders_start_where_triestes_build_gpr_starts(builder: Callable) -> None:
     from trieste.models.gpflow.builders import build_gpr
 
@@ -183,9 +181,7 @@ def test_builders_start_where_triestes_build_gpr_starts(builder: Callable) -> No
     np.testing.assert_allclose(kernel.lengthscales.numpy(), reference.kernel.lengthscales.numpy())
     np.testing.assert_allclose(kernel.variance.numpy(), reference.kernel.variance.numpy())
     assert kernel.lengthscales.prior is not None and kernel.variance.prior is not None
-    np.testing.assert_allclose(
-        model.get_observation_noise(), reference.likelihood.variance.numpy()
-    )
+    np.testing.assert_allclose(model.get_observation_noise(), reference.likelihood.variance.numpy())
     assert not model._noise.trainable  # Trieste's default: the noise is not fitted
     trainable = builder(data, space, trainable_likelihood=True, fit_hyperparameters=False)
     assert trainable._noise.trainable

@@ -260,12 +260,12 @@ def test_updating_with_the_data_held_is_a_no_op_and_refits_nothing() -> None:
     for held, before in zip(model._posterior, posterior):
         np.testing.assert_array_equal(held, before)
     np.testing.assert_array_equal(model.dictionary, dictionary)
-    assert model.optimize(data) is None and len(model._fit_outcomes) == 1
+    assert model.optimize(data) is None and len(model.fitter.outcomes) == 1
     more = data + Dataset(data.query_points[:3], data.observations[:3] + 0.1)
     model.update(more)  # new evaluations: resampled and refitted as usual
     assert not np.array_equal(model._posterior.weights, posterior.weights)
     model.optimize(more)
-    assert len(model._fit_outcomes) == 2
+    assert len(model.fitter.outcomes) == 2
 
 
 def test_inducing_variables_give_the_dtc_posterior_through_gpflows_conditional() -> None:

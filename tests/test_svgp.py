@@ -238,9 +238,9 @@ def test_a_trieste_loop_conditions_once_and_never_projects_unused_q() -> None:
     model = AdaptiveSVGP(se_kernel(), NOISE, data, inducing=20, selector=selector)
     ask_tell = AskTellOptimizer(Box([0.0, 0.0], [1.0, 1.0]), data, model, BatchThompsonSampling(4))
     assert CountingSelector.calls == 1  # the same data was not re-selected
-    assert len(model._fit_outcomes) == 1  # nor refitted
+    assert len(model.fitter.outcomes) == 1  # nor refitted
     for _ in range(3):
         batch = ask_tell.ask()
         ask_tell.tell(Dataset(batch, tf.reduce_sum(batch, axis=1, keepdims=True)))
-    assert len(model._fit_outcomes) == 4
+    assert len(model.fitter.outcomes) == 4
     assert model.compiled.project.experimental_get_tracing_count() == 0

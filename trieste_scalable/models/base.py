@@ -1,50 +1,35 @@
-"""What :class:`NystromGPR` and :class:`ReplicatedGPR` share: the Trieste protocol surface over a
-single-output GP whose data are kept as unique inputs with counts (template methods for the
-posterior itself)."""
+"""What the package's GP models share: the data, kept as unique inputs with counts and centred,
+and the Trieste model protocol over them (``update``, ``optimize``, ``log``), as a template whose
+subclasses condition on the data (``_absorb``, ``_refactorise``). The prediction surface is
+:class:`~.prediction.LatentPredictions`; fitting is a composed
+:class:`~.fitter.HyperparameterFitter`."""
 
 from __future__ import annotations
 
-import warnings
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from typing import Any, Callable, Generic, Optional, TypeVar
 
 import gpflow
 import numpy as np
 import tensorflow as tf
-from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
 from trieste import logging
 from trieste.data import Dataset
-from trieste.models.gpflow.interface import SupportsCovarianceBetweenPoints
-from trieste.models.gpflow.sampler import BatchReparametrizationSampler
-from trieste.models.interfaces import (
-    HasReparamSampler,
-    ReparametrizationSampler,
-    SupportsGetKernel,
-    SupportsGetObservationNoise,
-    SupportsPredictY,
-    TrainableProbabilisticModel,
-)
+from trieste.models.interfaces import SupportsGetKernel, TrainableProbabilisticModel
 from trieste.models.utils import write_summary_kernel_parameters
 
-from ..numerics.linalg import cholesky_with_jitter, chunked_map, jittered_cholesky
 from .data import ReplicatedData, aggregate, validate_dataset
-from .fitting import FitOutcome, FitSchedule, degeneracy, fit_hyperparameters, input_scales
+from .fitter import HyperparameterFitter
+from .fitting import FitSchedule, degeneracy, input_scales
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
+from .prediction import LatentPredictions
 
 PosteriorT = TypeVar("PosteriorT")
 """The posterior a model keeps (a NamedTuple of tensors its compiled functions take)."""
 
 
 class ReplicatedGPBase(
-    TrainableProbabilisticModel,
-    SupportsCovarianceBetweenPoints,
-    HasReparamSampler,
-    SupportsPredictY,
-    SupportsGetKernel,
-    SupportsGetObservationNoise,
-    Generic[PosteriorT],
-    ABC,
+    LatentPredictions, TrainableProbabilisticModel, SupportsGetKernel, Generic[PosteriorT]
 ):
     """Base of the package's GP models (see the subclasses for the posterior they use).
 
@@ -124,23 +109,21 @@ class ReplicatedGPBase(
         # the prior mean relative to the centre, read live by the fits' objectives
         self._mean = gpflow.Parameter(0.0, dtype=self._dtype, trainable=fit_prior_mean)
         gpflow.set_trainable(self._noise, fit_noise_variance)
-        self._fit = fit_hyperparameters
-        self._max_iter = max_optimizer_iterations
+        self.fitter = HyperparameterFitter(
+            fit_hyperparameters,
+            max_optimizer_iterations,
+            fit_schedule or FitSchedule(),
+            num_prior_samples,
+        )
+        """When and how :meth:`optimize` fits (its options, and what every fit did)."""
         self._chunk_size = chunk_size
         self._exact_fit_limit = exact_fit_limit
         self._data: Optional[ReplicatedData] = None
         self._live_posterior: LiveTuple[PosteriorT] = LiveTuple(self._posterior_type)
         self._ops: Any = None
-        self._fit_schedule = fit_schedule or FitSchedule()
-        self._num_prior_samples = num_prior_samples
         # the values the model was built with: always one of the fits' starts
         self._initial_values = [p.numpy() for p in self._hyperparameters()]
-        self._last_fit_size = 0
         self._data_version = 0  # successful updates that changed the data
-        self._fitted_version = -1  # the data version the last fit ran on
-        self._fit_outcomes: list[FitOutcome] = []
-        self.fit_rejections = 0
-        """Fits that failed, ended worse than they started or were degenerate, and were undone."""
 
     # ----------------------------------------------------------------- template methods
     @abstractmethod
@@ -161,22 +144,6 @@ class ReplicatedGPBase(
     def _sparse_objective(self) -> Callable[[], tf.Tensor]:
         """The sparse model's bound (sparse models override this)."""
         raise NotImplementedError
-
-    @abstractmethod
-    def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """Mean and latent variance [N] at the rows of one chunk ``x`` [N, D]."""
-
-    @abstractmethod
-    def _latent_set_covariance(self, sets: tf.Tensor) -> tf.Tensor:
-        """Latent covariance [S, B, B] of each set of rows of ``sets`` [S, B, D]."""
-
-    def _latent_covariance(self, x: tf.Tensor) -> tf.Tensor:
-        """Latent covariance [N, N] of the rows of ``x`` [N, D]."""
-        return self._latent_set_covariance(x[None])[0]
-
-    @abstractmethod
-    def _latent_cross_covariance(self, x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
-        """Latent covariance [N, P] between the rows of ``x`` [N, D] and ``x2`` [P, D]."""
 
     def _log_extra(self) -> None:
         """Subclass-specific TensorBoard scalars (inside an active writer context)."""
@@ -260,8 +227,7 @@ class ReplicatedGPBase(
             raise
         self._centre_variable.assign(tf.constant(centre, self._dtype))
         if previous_data is not None and not data.extends(previous_data):
-            # other data, not more (a trust region's local points): the schedule starts over
-            self._last_fit_size = 0
+            self.fitter.start_over()  # other data, not more: a trust region's local points
         self._data_version += 1
 
     @property
@@ -283,51 +249,34 @@ class ReplicatedGPBase(
         hyperparameters stay) with a warning, and counted in :attr:`fit_rejections`.
         """
         data = self._data
-        if not self._fit or data is None or self._fitted_version == self._data_version:
+        if data is None or not self.fitter.due(data.counts.size, self._data_version):
             return None  # nothing to fit, or no new data since the last fit
-        if not self._fit_schedule.due(data.counts.size, self._last_fit_size):
-            return None
-        self._fitted_version = self._data_version
         pairs = [
             (p, v) for p, v in zip(self._hyperparameters(), self._initial_values) if p.trainable
         ]
         if not pairs:
             return None
-        parameters = [p for p, _ in pairs]
-        objective = self._objective()
-
-        def loss() -> tf.Tensor:
-            # MAP, as GPflow's own models train: priors set on the kernel's or the noise's
-            # parameters (gpflow.Parameter(prior=...)) add their log densities.
-            priors = [tf.cast(p.log_prior_density(), self._dtype) for p in parameters]
-            return -(objective() + tf.add_n(priors))
-
         spacing, extent = input_scales(data.inputs)
         noise = self._noise
 
         def check() -> Optional[str]:
             return degeneracy(self._kernel, float(noise.numpy()), spacing, extent)
 
-        outcome = fit_hyperparameters(
-            loss,
-            parameters,
+        outcome = self.fitter.fit(
+            self._objective(),
+            [p for p, _ in pairs],
             [v for _, v in pairs],
             check,
-            max_iterations=self._max_iter,
-            num_prior_samples=self._num_prior_samples,
-            max_attempts=3,
-            seed=len(self._fit_outcomes),
+            data.counts.size,
+            self._data_version,
         )
-        self._fit_outcomes.append(outcome)
         self._refactorise()
-        if not outcome.accepted:
-            self.fit_rejections += 1
-            warnings.warn(
-                f"hyperparameter fit {outcome.reason}; previous values restored", stacklevel=2
-            )
-            return None
-        self._last_fit_size = data.counts.size
-        return outcome.result
+        return outcome.result if outcome.accepted else None
+
+    @property
+    def fit_rejections(self) -> int:
+        """Fits that failed, ended worse than they started or were degenerate, and were undone."""
+        return self.fitter.rejections
 
     def _exact_objective(self) -> Callable[[], tf.Tensor]:
         """The exact log likelihood of every evaluation (``replicated.log_marginal_likelihood``
@@ -365,78 +314,6 @@ class ReplicatedGPBase(
         """The kernel's parameters, the noise variance and the prior mean, in a fixed order."""
         return list(self._kernel.parameters) + [self._noise, self._mean]
 
-    @inherit_check_shapes
-    def predict(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        flat = self._flatten(query_points)
-        mean, var = chunked_map(self._latent_marginals, flat, self._chunk_size)
-        shape = tf.concat([tf.shape(query_points)[:-1], [1]], axis=0)
-        return tf.reshape(mean + self._centre_tensor(), shape), tf.reshape(var, shape)
-
-    @inherit_check_shapes
-    def predict_y(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        mean, var = self.predict(query_points)
-        return mean, var + self.get_observation_noise()
-
-    @inherit_check_shapes
-    def predict_joint(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        x = self._check_points(query_points)
-        batch_shape = tf.shape(x)[:-2]
-        sets = tf.reshape(x, tf.concat([[-1], tf.shape(x)[-2:]], axis=0))  # [S, B, D]
-        # all sets at once, in chunks of about chunk_size rows (Trieste scores thousands of
-        # candidate batches per call: a map over sets was 20x slower)
-        sets_per_chunk = max(1, self._chunk_size // max(1, x.shape[-2] or 1))
-        (cov,) = chunked_map(self._latent_set_covariance, sets, sets_per_chunk)
-        (mean,) = chunked_map(
-            lambda rows: self._latent_marginals(rows)[0],
-            tf.reshape(x, [-1, x.shape[-1]]),
-            self._chunk_size,
-        )
-        mean = mean + self._centre_tensor()
-        num = tf.shape(x)[-2]
-        mean = tf.reshape(mean, tf.concat([batch_shape, [num, 1]], axis=0))
-        cov = tf.reshape(cov, tf.concat([batch_shape, [1, num, num]], axis=0))
-        return mean, cov
-
-    def covariance_between_points(
-        self, query_points_1: tf.Tensor, query_points_2: tf.Tensor
-    ) -> tf.Tensor:
-        """Latent posterior covariance [..., 1, N, P] between ``query_points_1`` [..., N, D] and
-        ``query_points_2`` [P, D] (what Trieste's GIBBON asks for)."""
-        x = self._check_points(query_points_1)
-        x2 = self._check_points(query_points_2)
-        flat = tf.reshape(x, [-1, x.shape[-1]])
-        (cov,) = chunked_map(
-            lambda chunk: self._latent_cross_covariance(chunk, x2), flat, self._chunk_size
-        )
-        shape = tf.concat([tf.shape(x)[:-2], [1], tf.shape(x)[-2:-1], tf.shape(x2)[:1]], axis=0)
-        return tf.reshape(cov, shape)
-
-    def reparam_sampler(self, num_samples: int) -> ReparametrizationSampler[Any]:
-        """Trieste's reparametrisation sampler over :meth:`predict_joint` (Monte-Carlo EI, batch
-        Monte-Carlo EI, asynchronous optimisation)."""
-        return BatchReparametrizationSampler(num_samples, self)
-
-    @inherit_check_shapes
-    def sample(self, query_points: tf.Tensor, num_samples: int) -> tf.Tensor:
-        return self._sample_joint(*self.predict_joint(query_points), num_samples)
-
-    def _sample_joint(self, mean: tf.Tensor, cov: tf.Tensor, num_samples: int) -> tf.Tensor:
-        """Samples [..., S, N, 1] of the joint Gaussian ``mean`` [..., N, 1], ``cov``
-        [..., 1, N, N]; graph-safe (inside a compiled function the jitter cannot escalate, and
-        GPflow's default relative jitter is added)."""
-        cov = cov[..., 0, :, :]
-        if tf.executing_eagerly():
-            chol, _ = jittered_cholesky(cov, 1e-12)
-        else:
-            scale = tf.reduce_mean(tf.abs(tf.linalg.diag_part(cov)), axis=-1)[..., None, None]
-            chol = cholesky_with_jitter(cov, gpflow.config.default_jitter() * scale)
-        draws = tf.random.normal(
-            tf.concat([tf.shape(mean)[:-2], [num_samples, tf.shape(mean)[-2]]], axis=0),
-            dtype=self._dtype,
-        )  # [..., S, N]
-        samples = mean[..., None, :, 0] + tf.linalg.matvec(chol[..., None, :, :], draws)
-        return samples[..., None]
-
     def log(self, dataset: Optional[Dataset] = None) -> None:
         """Log unique points, noise, kernel parameters and the subclass's own summaries."""
         writer = logging.get_tensorboard_writer()
@@ -447,8 +324,8 @@ class ReplicatedGPBase(
             logging.scalar(f"{self._log_name}/evaluations", self._data.num_evaluations)
             logging.scalar(f"{self._log_name}/noise_variance", self._noise.numpy())
             logging.scalar(f"{self._log_name}/fit_rejections", self.fit_rejections)
-            if self._fit_outcomes:
-                logging.scalar(f"{self._log_name}/fit_attempts", self._fit_outcomes[-1].attempts)
+            if self.fitter.outcomes:
+                logging.scalar(f"{self._log_name}/fit_attempts", self.fitter.outcomes[-1].attempts)
             write_summary_kernel_parameters(self._kernel)
             self._log_extra()
 
@@ -470,27 +347,14 @@ class ReplicatedGPBase(
     def _centre_tensor(self) -> tf.Tensor:
         return tf.convert_to_tensor(self._centre_variable)
 
-    def _check_points(self, query_points: tf.Tensor) -> tf.Tensor:
-        self._require_data()
-        x = tf.convert_to_tensor(query_points)
-        if x.dtype != self._dtype:
-            raise TypeError(f"query_points must have dtype {self._dtype.name}, got {x.dtype}")
-        assert self._data is not None
-        if x.shape[-1] != self._data.inputs.shape[1]:
-            raise ValueError(
-                f"query_points must have {self._data.inputs.shape[1]} columns, got {x.shape[-1]}"
-            )
-        return x
-
-    def _flatten(self, query_points: tf.Tensor) -> tf.Tensor:
-        x = self._check_points(query_points)
-        return tf.reshape(x, [-1, x.shape[-1]])
+    def _input_dim(self) -> int:
+        return int(self._require_data().inputs.shape[1])
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(kernel={self._kernel.name}, "
             f"noise_variance={float(self._noise.numpy()):g}, {self._repr_extra()}"
-            f"fit_hyperparameters={self._fit})"
+            f"fit_hyperparameters={self.fitter.enabled})"
         )
 
     def _repr_extra(self) -> str:

@@ -1,0 +1,94 @@
+"""The fitting a model composes: its options, when a refit is due, the MAP loss, and the record
+of what each fit did (the steps of one fit: :func:`~.fitting.fit_hyperparameters`).
+
+Kept apart from the models as GPflow keeps its training loops (``gpflow.optimizers``) apart
+from ``GPModel``: a model hands its objective, parameters and degeneracy check to
+:meth:`HyperparameterFitter.fit` and refactorises afterwards.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+
+from .fitting import FitOutcome, FitSchedule, fit_hyperparameters
+
+
+@dataclass
+class HyperparameterFitter:
+    """When and how a model fits its trainable hyperparameters.
+
+    :param enabled: Whether fits run at all (the models' ``fit_hyperparameters``).
+    :param max_iterations: L-BFGS-B iterations per run.
+    :param schedule: When a refit is due (default: whenever the data changed).
+    :param num_prior_samples: Draws from the priors scored as starts of each fit.
+    :ivar outcomes: What every fit did, in order.
+    :ivar rejections: Fits that failed, ended worse than they started or were degenerate, and
+        were undone.
+    """
+
+    enabled: bool = True
+    max_iterations: int = 100
+    schedule: FitSchedule = field(default_factory=FitSchedule)
+    num_prior_samples: int = 10
+    outcomes: list[FitOutcome] = field(default_factory=list)
+    rejections: int = 0
+    _size_at_last_fit: int = 0
+    _fitted_version: int = -1
+
+    def due(self, size: int, data_version: int) -> bool:
+        """Whether data of ``size`` unique inputs, at ``data_version`` (the model's count of
+        updates that changed its data), call for a fit: never twice on the same data, then as
+        the schedule says."""
+        if not self.enabled or self._fitted_version == data_version:
+            return False
+        return self.schedule.due(size, self._size_at_last_fit)
+
+    def start_over(self) -> None:
+        """The data were replaced, not extended (a trust region's local points): the schedule
+        counts growth from zero again."""
+        self._size_at_last_fit = 0
+
+    def fit(
+        self,
+        objective: Callable[[], tf.Tensor],
+        parameters: Sequence[gpflow.Parameter],
+        built_with: Sequence[np.ndarray],
+        check: Callable[[], Optional[str]],
+        size: int,
+        data_version: int,
+    ) -> FitOutcome:
+        """Maximise ``objective`` plus the log priors of ``parameters`` (MAP, as GPflow's models
+        train), from the current values, ``built_with`` and prior draws; a rejected fit restores
+        the previous values and warns. ``size`` and ``data_version`` describe the data fitted."""
+        self._fitted_version = data_version
+        dtype = parameters[0].dtype
+
+        def loss() -> tf.Tensor:
+            priors = [tf.cast(p.log_prior_density(), dtype) for p in parameters]
+            return -(objective() + tf.add_n(priors))
+
+        outcome = fit_hyperparameters(
+            loss,
+            list(parameters),
+            list(built_with),
+            check,
+            max_iterations=self.max_iterations,
+            num_prior_samples=self.num_prior_samples,
+            max_attempts=3,
+            seed=len(self.outcomes),
+        )
+        self.outcomes.append(outcome)
+        if outcome.accepted:
+            self._size_at_last_fit = size
+        else:
+            self.rejections += 1
+            warnings.warn(
+                f"hyperparameter fit {outcome.reason}; previous values restored", stacklevel=3
+            )
+        return outcome
