@@ -6,7 +6,8 @@ import pytest
 import tensorflow as tf
 
 from trieste_scalable.kernels import Tanimoto
-from trieste_scalable.sampling import feature_map_for
+from trieste_scalable.sampling import FourierFeatures, feature_map_for, register_feature_map
+from trieste_scalable.sampling.features import FEATURE_MAPS
 
 NUM_FEATURES = 40_000
 # Monte Carlo error of a feature average is O(variance / sqrt(F)): 5e-3 at F = 40,000 for unit
@@ -104,6 +105,32 @@ def test_unsupported_kernel_is_a_clear_error() -> None:
         feature_map_for(kernel, 10)
     with pytest.raises(ValueError, match="order"):
         feature_map_for(gpflow.kernels.ArcCosine(order=1), 10)
+
+
+def test_feature_maps_are_found_by_kernel_class_and_a_users_map_registers() -> None:
+    """The most specific registered class of a kernel picks its map: a subclass of a supported
+    kernel gets that kernel's map (here with the subclass's Matern degree), and a map registered
+    for a new kernel type is found without editing the package."""
+
+    class MyMatern(gpflow.kernels.Matern32):
+        pass
+
+    class MyKernel(gpflow.kernels.SquaredExponential):
+        pass
+
+    x = np.random.default_rng(0).uniform(size=(6, 3))
+    assert type(feature_map_for(MyMatern(lengthscales=0.5), 4)) is FourierFeatures
+    assert _max_error(MyMatern(lengthscales=0.5), x) < TOLERANCE
+
+    @register_feature_map(MyKernel)
+    class Mine(FourierFeatures):
+        pass
+
+    try:
+        assert type(feature_map_for(MyKernel(), 4)) is Mine
+        assert type(feature_map_for(gpflow.kernels.SquaredExponential(), 4)) is FourierFeatures
+    finally:
+        del FEATURE_MAPS[MyKernel]
 
 
 def test_float64_cosine_matches_numpy() -> None:

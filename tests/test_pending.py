@@ -14,7 +14,6 @@ from trieste.data import Dataset
 from trieste.models.gpflow import GaussianProcessRegression
 from trieste.space import DiscreteSearchSpace
 
-from trieste_scalable import rule_state
 from trieste_scalable.acquisition import (
     BBKB,
     GPBUCB,
@@ -23,6 +22,7 @@ from trieste_scalable.acquisition import (
     ConfidenceWidth,
     MiniGPEI,
     MiniGPUCB,
+    rule_state,
 )
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.acquisition.pending import outstanding, proposed

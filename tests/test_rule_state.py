@@ -1,9 +1,10 @@
 """Rule states survive the JSON round trip of a resumed campaign exactly."""
 
+import dataclasses
+
 import pytest
 
-from trieste_scalable import rule_state
-from trieste_scalable.acquisition import BatchUCBState
+from trieste_scalable.acquisition import BatchUCBState, rule_state
 from trieste_scalable.acquisition.minimeta import MiniMetaState
 from trieste_scalable.acquisition.thompson import ThompsonState
 from trieste_scalable.campaign import RandomState
@@ -24,6 +25,22 @@ def test_states_round_trip_exactly(state: object) -> None:
     restored, batch = rule_state.decode(rule_state.encode(state, 5))
     assert restored == state and type(restored) is type(state) and batch == 5
     hash(restored)  # frozen and hashable again (tuples, not lists)
+
+
+def test_a_users_state_registers_where_it_is_defined() -> None:
+    @rule_state.saved_state
+    @dataclasses.dataclass(frozen=True)
+    class MyRuleState:
+        steps: int = 0
+        best: tuple[float, ...] = ()
+
+    try:
+        state = MyRuleState(3, (0.5, 0.25))
+        assert rule_state.decode(rule_state.encode(state, 2)) == (state, 2)
+    finally:
+        del rule_state.STATE_TYPES["MyRuleState"]
+    with pytest.raises(TypeError, match="dataclass"):
+        rule_state.saved_state(dict)
 
 
 def test_unknown_states_are_refused() -> None:

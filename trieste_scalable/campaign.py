@@ -35,6 +35,7 @@ from .acquisition import (
 )
 from .acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
 from .acquisition.pending import Points, outstanding, proposed, rows_seen
+from .acquisition.rule_state import saved_state
 from .models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from .packed_space import take_rows
 from .problems import DiscreteProblem
@@ -58,6 +59,7 @@ class CampaignResult:
         return int(self.dataset.query_points.shape[0]) - self.num_initial
 
 
+@saved_state
 @dataclass(frozen=True)
 class RandomState:
     """Batches drawn so far by :class:`RandomRule` (it seeds the next batch) and the points

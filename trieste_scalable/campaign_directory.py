@@ -1,6 +1,6 @@
 """What a campaign directory holds beside its log, and the checks a start or ``--resume`` makes
 on it: ``run.json`` (the settings and the library's content hash) and ``rule_state.json``
-(:mod:`trieste_scalable.rule_state`). Shared by both campaign kinds
+(:mod:`trieste_scalable.acquisition.rule_state`). Shared by both campaign kinds
 (:mod:`trieste_scalable.session`, :mod:`trieste_scalable.worker_session`)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from . import rule_state
+from .acquisition import rule_state
 from .errors import CampaignError, UsageError
 from .evaluation_log import EvaluationLog
 

@@ -1,12 +1,12 @@
 """One command-line campaign in its output directory: settings, the evaluation log, resuming.
 
 The directory holds ``run.json`` (the settings and the library's content hash),
-``evaluations.csv`` (see :mod:`trieste_scalable.evaluation_log`), ``rule_state.json`` (the rule's
-``State`` after the last batch, :mod:`trieste_scalable.rule_state`), TensorBoard event files,
-``summary.png`` and ``.lock`` (see :mod:`trieste_scalable.logdir`). ``--resume`` takes the lock,
-checks the settings and the library are the same, reloads the log, rebuilds the model from it,
-restores the rule's state and continues to the budget: nothing is evaluated twice, nothing logged
-is lost, and no batch's random seeds are replayed.
+``evaluations.csv`` (see :mod:`trieste_scalable.evaluation_log`), ``rule_state.json`` (the
+rule's ``State`` after the last batch, :mod:`trieste_scalable.acquisition.rule_state`),
+TensorBoard event files, ``summary.png`` and ``.lock`` (see :mod:`trieste_scalable.logdir`).
+``--resume`` takes the lock, checks the settings and the library are the same, reloads the log,
+rebuilds the model from it, restores the rule's state and continues to the budget: nothing is
+evaluated twice, nothing logged is lost, and no batch's random seeds are replayed.
 
 Failure behaviour: the model and rule are built (so every setting is validated) before anything
 is written; a new campaign that fails before its first batch after the initial design is logged
@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 from trieste.data import Dataset
 
-from . import rule_state
+from .acquisition import rule_state
 from .campaign import CampaignResult, run_campaign
 from .campaign_directory import (
     LIBRARY_HASH,

@@ -34,7 +34,7 @@ import tensorflow as tf
 from trieste import logging
 from trieste.data import Dataset
 
-from . import rule_state
+from .acquisition import rule_state
 from .acquisition.pending import proposed
 from .asynchronous import run_asynchronous
 from .campaign import dimension_histograms_limited, progress_bar

@@ -39,11 +39,13 @@ from ..packed_space import take_rows
 from .candidates import EvaluatedCandidates, candidate_rows, check_search_space, objective_of
 from .confidence import ConfidenceWidth
 from .pending import Points, no_points, outstanding, proposed
+from .rule_state import saved_state
 from .summaries import LogsStatistics
 
 _CHUNK = 4096  # candidates per prediction: memory stays bounded on large libraries
 
 
+@saved_state
 @dataclass(frozen=True)
 class MiniMetaState:
     """Carried between epochs.

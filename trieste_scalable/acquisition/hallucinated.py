@@ -36,10 +36,12 @@ from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objec
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .pending import Points, outstanding, proposed, rows_seen
 from .protocols import InBatchPosteriorLike, SupportsHallucination
+from .rule_state import saved_state
 from .stopping import StoppingRule
 from .summaries import LogsStatistics
 
 
+@saved_state
 @dataclass(frozen=True)
 class BatchUCBState:
     """What a UCB-family rule carries between steps.

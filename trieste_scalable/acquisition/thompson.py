@@ -31,11 +31,13 @@ from .candidates import (
 )
 from .pathwise_source import PathwiseSource, pathwise_source
 from .pending import Points, no_points, outstanding, proposed, rows_seen
+from .rule_state import saved_state
 from .summaries import LogsStatistics
 
 _FIRST_RANKS = 16  # candidates ranked per sample on the first try (see _discrete_batch)
 
 
+@saved_state
 @dataclass(frozen=True)
 class ThompsonState:
     """Number of batches drawn so far (it seeds the next batch, so a restored Ask/Tell run draws

@@ -7,6 +7,7 @@ from .features import (
     FourierFeatures,
     TanimotoFeatures,
     feature_map_for,
+    register_feature_map,
 )
 from .pathwise import PathwiseWeights, evaluate, evaluate_paired, exact_weights, inducing_weights
 from .scoring import ChunkedSampleScorer
@@ -23,4 +24,5 @@ __all__ = [
     "exact_weights",
     "feature_map_for",
     "inducing_weights",
+    "register_feature_map",
 ]

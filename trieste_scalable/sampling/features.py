@@ -30,7 +30,7 @@ Supported kernels (:func:`feature_map_for`):
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import gpflow
 import tensorflow as tf
@@ -87,21 +87,66 @@ class FeatureMap:
         raise NotImplementedError(f"{type(self).__name__} features are not signs")
 
 
+FEATURE_MAPS: dict[type, type[FeatureMap]] = {}
+"""The feature map of each kernel type, filled by :func:`register_feature_map` where each map is
+defined (read by :func:`feature_map_for`)."""
+
+MapT = TypeVar("MapT", bound=type[FeatureMap])
+
+
+def register_feature_map(*kernel_types: type) -> Callable[[MapT], MapT]:
+    """Class decorator: :func:`feature_map_for` builds the decorated map for kernels of
+    ``kernel_types`` and their subclasses (the most specific registered type wins), as BoTorch's
+    feature-map dispatcher does (``sampling/pathwise/features/generators.py``). A user's own map
+    registers the same way."""
+
+    def register(cls: MapT) -> MapT:
+        for kernel_type in kernel_types:
+            FEATURE_MAPS[kernel_type] = cls
+        return cls
+
+    return register
+
+
+def _lookup(kernel_type: type, table: dict[type, Any]) -> Any:
+    """The value in ``table`` of the first of ``kernel_type``'s classes (its method resolution
+    order) that ``table`` has, else ``None``."""
+    return next((table[cls] for cls in kernel_type.__mro__ if cls in table), None)
+
+
+def feature_map_for(kernel: Any, num_features: int) -> FeatureMap:
+    """The random feature map of ``kernel`` (:data:`FEATURE_MAPS`).
+
+    :raise ValueError: For kernels without a registered feature map (sums, products, periodic,
+        ...) or a map's unsupported settings (higher-order arc-cosine).
+    """
+    feature_map = _lookup(type(kernel), FEATURE_MAPS)
+    if feature_map is None:
+        supported = ", ".join(sorted(cls.__name__ for cls in FEATURE_MAPS))
+        raise ValueError(
+            "decoupled sampling needs random features for the kernel; supported: "
+            f"{supported}; got {type(kernel).__name__}"
+        )
+    return feature_map(kernel, num_features)
+
+
+_FOURIER_DEGREES: dict[type, Optional[float]] = {  # Matern smoothness nu (None: SE)
+    gpflow.kernels.SquaredExponential: None,
+    gpflow.kernels.Matern12: 0.5,
+    gpflow.kernels.Matern32: 1.5,
+    gpflow.kernels.Matern52: 2.5,
+}
+
+
+@register_feature_map(*_FOURIER_DEGREES)
 class FourierFeatures(FeatureMap):
     """Random Fourier features for SE and Matern kernels (see module docstring)."""
-
-    _DEGREES = {
-        gpflow.kernels.SquaredExponential: None,
-        gpflow.kernels.Matern12: 0.5,
-        gpflow.kernels.Matern32: 1.5,
-        gpflow.kernels.Matern52: 2.5,
-    }
 
     def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
         seeds = tf.random.experimental.stateless_split(seed, 3)
         shape = [input_dim, self.num_features]
         frequencies = tf.random.stateless_normal(shape, seeds[0], dtype=dtype)
-        nu = self._DEGREES[type(self.kernel)]
+        nu = _lookup(type(self.kernel), _FOURIER_DEGREES)
         if nu is not None:
             gamma = tf.random.stateless_gamma([self.num_features], seeds[1], alpha=nu, dtype=dtype)
             frequencies = frequencies / tf.sqrt(gamma / nu)  # rate nu: Gamma(nu, 1) / nu
@@ -131,8 +176,16 @@ def _cosine(phase: tf.Tensor) -> tf.Tensor:
     return tf.cast(tf.cos(reduced), tf.float64)
 
 
+@register_feature_map(gpflow.kernels.ArcCosine)
 class ArcCosineFeatures(FeatureMap):
     """Random step features for GPflow's zeroth-order ``ArcCosine`` kernel."""
+
+    def __init__(self, kernel: gpflow.kernels.ArcCosine, num_features: int):
+        if kernel.order != 0:
+            raise ValueError(
+                f"only order-0 ArcCosine kernels have features, got order {kernel.order}"
+            )
+        super().__init__(kernel, num_features)
 
     def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
         return (tf.random.stateless_normal([input_dim + 1, self.num_features], seed, dtype=dtype),)
@@ -147,6 +200,7 @@ class ArcCosineFeatures(FeatureMap):
         return amplitude * tf.cast(projection > 0, x.dtype)
 
 
+@register_feature_map(Tanimoto)
 class TanimotoFeatures(FeatureMap):
     """MinHash sign features for the Tanimoto kernel on binary inputs (see module docstring).
 
@@ -207,25 +261,3 @@ class TanimotoFeatures(FeatureMap):
         chosen = tf.gather(signs, hashes, batch_dims=1)  # [F, N]
         nonempty = tf.cast(tf.reduce_any(valid, axis=-1), x.dtype)[:, None]
         return tf.transpose(chosen) * nonempty  # [N, F]
-
-
-def feature_map_for(kernel: Any, num_features: int) -> FeatureMap:
-    """The random feature map of ``kernel``.
-
-    :raise ValueError: For kernels without a supported feature map (sums, products, periodic,
-        higher-order arc-cosine, ...).
-    """
-    if type(kernel) in FourierFeatures._DEGREES:
-        return FourierFeatures(kernel, num_features)
-    if isinstance(kernel, gpflow.kernels.ArcCosine):
-        if kernel.order != 0:
-            raise ValueError(
-                f"only order-0 ArcCosine kernels have features, got order {kernel.order}"
-            )
-        return ArcCosineFeatures(kernel, num_features)
-    if isinstance(kernel, Tanimoto):
-        return TanimotoFeatures(kernel, num_features)
-    raise ValueError(
-        "decoupled sampling needs random features for the kernel; supported: SquaredExponential, "
-        f"Matern12/32/52, ArcCosine(order=0), Tanimoto; got {type(kernel).__name__}"
-    )

@@ -2,26 +2,32 @@
 where it stopped (batch Thompson sampling's seeds, the UCB rules' accumulated information, MINI's
 epoch counts) instead of starting it afresh.
 
-The states are the frozen dataclasses the rules return (:class:`BatchUCBState`,
-:class:`ThompsonState`, :class:`MiniMetaState`, :class:`RandomState`); their fields are numbers,
-``None`` or (nested) tuples of numbers, which JSON holds exactly (``repr`` round trip of
-floats).
+The states are the frozen dataclasses the rules return, each registered where it is defined
+with :func:`saved_state` (:class:`~.hallucinated.BatchUCBState`, :class:`~.thompson.ThompsonState`,
+:class:`~.epochs.MiniMetaState`, the campaigns' ``RandomState``; a user's rule registers its own);
+their fields are numbers, ``None`` or (nested) tuples of numbers, which JSON holds exactly
+(``repr`` round trip of floats).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
-from .acquisition.hallucinated import BatchUCBState
-from .acquisition.minimeta import MiniMetaState
-from .acquisition.thompson import ThompsonState
-from .campaign import RandomState
+STATE_TYPES: dict[str, type] = {}
+"""The rule states :func:`encode` and :func:`decode` know, by class name (:func:`saved_state`)."""
 
-STATE_TYPES: dict[str, Any] = {
-    cls.__name__: cls for cls in (BatchUCBState, ThompsonState, MiniMetaState, RandomState)
-}
+StateT = TypeVar("StateT", bound=type)
+
+
+def saved_state(cls: StateT) -> StateT:
+    """Class decorator for a rule's frozen dataclass state: campaigns save it after each batch
+    and restore it on resume."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"a saved rule state must be a dataclass, got {cls.__name__}")
+    STATE_TYPES[cls.__name__] = cls
+    return cls
 
 
 def encode(state: Any, batch: int) -> str:
