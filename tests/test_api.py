@@ -107,3 +107,34 @@ def test_the_library_never_imports_the_application() -> None:
         name: sorted(graph[name] - library - {"trieste_scalable"}) for name in sorted(library)
     }
     assert not {name: found for name, found in upward.items() if found}
+
+
+def test_the_pure_tensorflow_layers_never_import_trieste() -> None:
+    """``numerics/`` and ``sampling/`` are documented as pure TensorFlow, testable without
+    Trieste: no import of it, directly or through another module of the package."""
+    root = Path(trieste_scalable.__file__).parent
+    graph = _import_graph()
+    pure = [name for name in graph if name.split(".")[1:2] in (["numerics"], ["sampling"])]
+    assert len(pure) > 10
+    reached = set(pure)
+    frontier = list(pure)
+    while frontier:
+        for imported in graph[frontier.pop()] - reached:
+            reached.add(imported)
+            frontier.append(imported)
+    importing_trieste = []
+    for name in sorted(reached):
+        relative = Path(*name.split(".")[1:])
+        path = root / relative / "__init__.py" if (root / relative).is_dir() else root / relative
+        path = path if path.suffix else path.with_suffix(".py")
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            if any(n == "trieste" or n.startswith("trieste.") for n in names):
+                importing_trieste.append(name)
+    assert not importing_trieste, importing_trieste

@@ -13,15 +13,16 @@ import tensorflow as tf
 from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
-from trieste_scalable import packed_space
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, MiniGPUCB
 from trieste_scalable.acquisition.candidates import EvaluatedCandidates, candidate_points
 from trieste_scalable.campaign import RandomRule
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
+from trieste_scalable.numerics import bits as packed_bits
+from trieste_scalable.numerics.bits import PackedRows, aligned_rows, pack_rows
 from trieste_scalable.numerics.linalg import chunked_map
 from trieste_scalable.numerics.rows import RowIndex, first_occurrences
-from trieste_scalable.packed_space import PackedRows, PackedSearchSpace, pack_rows
+from trieste_scalable.packed_space import PackedSearchSpace
 
 from .util import se_kernel
 
@@ -48,8 +49,11 @@ def test_packed_rows_slice_gather_and_chunk_like_the_dense_rows() -> None:
     for chunk in (1, 7, 64, 1000):  # chunks that do and do not divide the rows
         (summed,) = chunked_map(lambda x: tf.reduce_sum(x, axis=1), packed, chunk)
         np.testing.assert_array_equal(summed, rows.sum(axis=1))
-    with pytest.raises(TypeError, match="gather"):
-        packed[::2]
+    np.testing.assert_array_equal(packed[::2], rows[::2])
+    np.testing.assert_array_equal(packed[index], rows[index])  # indices read as gather does
+    np.testing.assert_array_equal(packed[np.array(index)], rows[index])
+    np.testing.assert_array_equal(packed[7], rows[7])  # one row [D]
+    assert packed[[]].shape == (0, WIDTH)
 
 
 def test_packed_search_space_behaves_as_the_dense_one() -> None:
@@ -83,7 +87,7 @@ def test_the_space_shares_aligned_rows_and_copies_others_aligned() -> None:
     problem and its search space hold the same memory); misaligned or read-only rows are copied
     once into aligned memory (TensorFlow's kernels abort on a misaligned buffer)."""
     bits = pack_rows(_rows())
-    shared = packed_space.aligned_rows(bits)
+    shared = aligned_rows(bits)
     space = PackedSearchSpace(shared, WIDTH)
     assert space.rows.bits.numpy().tobytes() == bits.tobytes()
     shared[0] ^= 0xFF  # visible through the space: the same memory
@@ -131,7 +135,7 @@ def test_bad_packed_input_is_refused_with_clear_errors(monkeypatch: pytest.Monke
         PackedSearchSpace(np.zeros((3, 1), np.uint8), WIDTH)
     with pytest.raises(ValueError, match="uint8"):
         PackedRows(tf.zeros([3, 2], tf.float64), WIDTH, tf.float64)
-    monkeypatch.setattr(packed_space, "DENSE_LIMIT_BYTES", 1000)
+    monkeypatch.setattr(packed_bits, "DENSE_LIMIT_BYTES", 1000)
     with pytest.raises(MemoryError, match="chunk at a time"):
         np.asarray(PackedSearchSpace(pack_rows(_rows()), WIDTH).points)
 

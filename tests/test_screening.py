@@ -11,6 +11,7 @@ import pytest
 from rdkit import Chem
 from rdkit.Chem import QED, Crippen, rdFingerprintGenerator, rdMolDescriptors
 
+from trieste_scalable.numerics.bits import PackedRows
 from trieste_scalable.packed_space import PackedSearchSpace
 from trieste_scalable.problems.molecules import (
     CELECOXIB,
@@ -21,7 +22,7 @@ from trieste_scalable.problems.molecules import (
     qed,
     unary_counts,
 )
-from trieste_scalable.problems.screening import PackedFingerprints, screening_problem
+from trieste_scalable.problems.screening import screening_problem
 
 ASPIRIN = "CC(=O)Oc1ccccc1C(=O)O"
 
@@ -100,9 +101,10 @@ def test_screening_problem_deduplicates_and_scores_recall(tmp_path: Path) -> Non
     dense = fingerprints(parse(smiles + [CELECOXIB])[0], "bits", radius=2, size=1024)
     np.testing.assert_array_equal(problem.points[[0, 200]], dense[[0, 200]])
     np.testing.assert_array_equal(problem.points[200], dense[200])
-    assert isinstance(problem.points, PackedFingerprints) and problem.points.shape == (201, 1024)
-    assert problem.points.bits.nbytes == 201 * 128  # a bit a fingerprint position
+    assert isinstance(problem.points, PackedRows) and problem.points.shape == (201, 1024)
+    assert np.asarray(problem.points.bits).nbytes == 201 * 128  # a bit a fingerprint position
     space = problem.search_space
+    assert space.rows is problem.points  # the same packed rows: one copy of the library
     assert isinstance(space, PackedSearchSpace) and space is problem.search_space  # built once
     assert space.index() is problem._index  # one sort of the library, shared
     np.testing.assert_array_equal(space.rows.gather([200]), dense[[200]])

@@ -37,7 +37,7 @@ from .acquisition.candidates import EvaluatedCandidates, candidate_rows, num_can
 from .acquisition.pending import Points, outstanding, proposed, rows_seen
 from .acquisition.rule_state import saved_state
 from .models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
-from .packed_space import take_rows
+from .numerics.bits import take_rows
 from .problems import DiscreteProblem
 
 ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")

@@ -176,7 +176,7 @@ class _Campaign:
 
     def _initial_design(self, evaluator: RayEvaluator, jobs: list[Job]) -> None:
         if jobs:
-            points = self.problem.points[[job.index for job in jobs]]
+            points = np.asarray(self.problem.points[[job.index for job in jobs]])
             self.submit(points, None, [0] * len(points))
             for point in points:
                 evaluator.submit(point, self.payload(point))
@@ -199,7 +199,7 @@ class _Campaign:
         budget: int,
     ) -> None:
         failed = [i for i, y in zip(self.ids, self.observed) if not np.isfinite(y)]
-        pending = self.problem.points[failed + [job.index for job in resubmit]]
+        pending = np.asarray(self.problem.points[failed + [job.index for job in resubmit]])
         if state is not None:  # what is pending now: failed and resubmitted points
             state = dataclasses.replace(
                 state, pending=proposed(pending[:0], pending), seen=len(data)
@@ -216,7 +216,7 @@ class _Campaign:
             before_submit=self._submit_proposed(resubmit),
             payload=self.payload,
             rule_state=state,
-            resubmit=self.problem.points[[job.index for job in resubmit]],
+            resubmit=np.asarray(self.problem.points[[job.index for job in resubmit]]),
         )
 
     def _submit_proposed(

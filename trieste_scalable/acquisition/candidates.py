@@ -11,8 +11,9 @@ from trieste.observer import OBJECTIVE
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import Tag
 
+from ..numerics.bits import Rows, pack_rows
 from ..numerics.rows import RowIndex
-from ..packed_space import PackedSearchSpace, Rows, pack_rows
+from ..packed_space import PackedSearchSpace
 
 
 def objective_of(

@@ -34,8 +34,8 @@ from trieste.models.interfaces import ProbabilisticModel, SupportsGetObservation
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
+from ..numerics.bits import take_rows
 from ..numerics.linalg import chunked_map
-from ..packed_space import take_rows
 from .candidates import EvaluatedCandidates, candidate_rows, check_search_space, objective_of
 from .confidence import ConfidenceWidth
 from .pending import Points, no_points, outstanding, proposed

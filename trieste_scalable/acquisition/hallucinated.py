@@ -31,7 +31,7 @@ from trieste.models.interfaces import ProbabilisticModel
 from trieste.space import DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
-from ..packed_space import Rows, prepend_rows, take_rows
+from ..numerics.bits import Rows, prepend_rows, take_rows
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .pending import Points, outstanding, proposed, rows_seen

@@ -23,7 +23,7 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
-from ..packed_space import Rows, take_rows
+from ..numerics.bits import Rows, take_rows
 from .protocols import InBatchPosteriorLike
 
 Watch = TypeVar("Watch", bound="StoppingRule")

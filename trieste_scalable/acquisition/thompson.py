@@ -15,7 +15,7 @@ from trieste.models import ProbabilisticModel
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
-from ..packed_space import take_rows
+from ..numerics.bits import take_rows
 from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired

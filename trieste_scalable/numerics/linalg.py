@@ -109,7 +109,7 @@ def cholesky_rank_one_update(
 
 class SliceableRows(Protocol):
     """Rows [N, D] that slice to dense tensors: a tensor, or packed rows
-    (:class:`~trieste_scalable.packed_space.PackedRows`)."""
+    (:class:`~trieste_scalable.numerics.bits.PackedRows`)."""
 
     @property
     def shape(self) -> tf.TensorShape: ...

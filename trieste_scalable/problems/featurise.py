@@ -41,7 +41,7 @@ def fingerprint_library(
     progress: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The indices of the parsed SMILES [N] and their bit-packed fingerprints [N, W] (uint8,
-    ``W = ceil(width / 8)``; :func:`unpack` restores them).
+    ``W = ceil(width / 8)``; :func:`~trieste_scalable.numerics.bits.unpack_bits` restores them).
 
     :raise ValueError: Listing the first unparseable SMILES, unless ``skip_invalid``; or if
         none parses.
@@ -71,11 +71,6 @@ def score_library(
     parse)."""
     parts = map_chunks(_score_chunk, smiles, (objective,), processes, progress)
     return np.concatenate([values for (values,) in parts])
-
-
-def unpack(packed: np.ndarray, width: int) -> np.ndarray:
-    """The 0/1 fingerprints [N, width] (uint8) of packed rows [N, ceil(width / 8)]."""
-    return np.unpackbits(packed, axis=1, count=width)
 
 
 def map_chunks(

@@ -12,38 +12,13 @@ from typing import Optional
 import numpy as np
 import tensorflow as tf
 
+from ..numerics.bits import PackedRows, aligned_rows, pack_rows, shared_tensor
 from ..numerics.rows import first_occurrences
-from ..packed_space import PackedSearchSpace, aligned_rows, pack_rows
-from .featurise import fingerprint_library, score_library, unpack
+from ..packed_space import PackedSearchSpace
+from .featurise import fingerprint_library, score_library
 from .labels import Labels
 from .molecules import OBJECTIVES, cached, fingerprint_width, load_smiles
 from .synthetic import DiscreteProblem
-
-
-class PackedFingerprints:
-    """The candidates' 0/1 fingerprints [A, D] kept bit-packed, read as float64 rows on demand
-    (``len``, ``shape`` and indexing with indices: what the campaigns ask of ``points``).
-
-    :param bits: Packed rows [A, ceil(D / 8)] (uint8).
-    :param width: D.
-    """
-
-    dtype = np.dtype(np.float64)
-
-    def __init__(self, bits: np.ndarray, width: int):
-        self.bits, self.width = bits, width
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (len(self.bits), self.width)
-
-    def __len__(self) -> int:
-        return len(self.bits)
-
-    def __getitem__(self, index: np.ndarray | list[int] | int) -> np.ndarray:
-        rows = np.atleast_2d(self.bits[index])
-        dense = unpack(rows, self.width).astype(np.float64)
-        return dense[0] if np.ndim(index) == 0 else dense
 
 
 @dataclass(frozen=True)
@@ -52,9 +27,9 @@ class ScreeningProblem(DiscreteProblem):
 
     Molecules with identical fingerprints are indistinguishable to the model, so each unique
     fingerprint is one candidate, labelled with (and scored as) its first molecule. The
-    candidates stay bit-packed (``points`` is a :class:`PackedFingerprints`, the search space a
-    :class:`~trieste_scalable.packed_space.PackedSearchSpace`): a library takes D / 8 bytes a
-    molecule, not 8 D.
+    candidates stay bit-packed (``points`` are :class:`~trieste_scalable.numerics.bits.PackedRows`
+    in float64, the search space a :class:`~trieste_scalable.packed_space.PackedSearchSpace`
+    sharing their memory): a library takes D / 8 bytes a molecule, not 8 D.
 
     :ivar labels: SMILES of each candidate [A] (held compactly: :class:`.labels.Labels`).
     :ivar num_molecules: Parsed molecules in the library (before fingerprint deduplication).
@@ -64,14 +39,14 @@ class ScreeningProblem(DiscreteProblem):
     num_molecules: int = 0
 
     def __post_init__(self) -> None:
-        assert isinstance(self.points, PackedFingerprints)
+        assert isinstance(self.points, PackedRows)
         # one row index for the problem and its search space (one sort of the library)
         object.__setattr__(self, "_index", self.search_space.index())
 
     @cached_property
     def search_space(self) -> PackedSearchSpace:  # type: ignore[override]
-        assert isinstance(self.points, PackedFingerprints)
-        return PackedSearchSpace(self.points.bits, self.points.width, tf.float64)
+        assert isinstance(self.points, PackedRows)
+        return PackedSearchSpace.of_rows(self.points)
 
     def indices(self, query_points: tf.Tensor | np.ndarray) -> np.ndarray:
         return self._index(pack_rows(np.asarray(query_points)))
@@ -174,9 +149,9 @@ def screening_problem(
     first = first_occurrences(packed)
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {library}",
-        # the rows a campaign reads, without the dense matrix (see PackedFingerprints), in memory
-        # the search space shares with TensorFlow
-        points=PackedFingerprints(aligned_rows(packed, first), width),  # type: ignore[arg-type]
+        # the rows a campaign reads, without the dense matrix, in memory shared with TensorFlow
+        # and the search space
+        points=PackedRows(shared_tensor(aligned_rows(packed, first)), width, tf.float64),
         values=-scores[first],
         noise_std=noise_std,
         labels=Labels(smiles, kept[first]),

@@ -17,6 +17,7 @@ from trieste.data import Dataset
 from trieste.objectives import Hartmann6, Shekel4
 from trieste.space import DiscreteSearchSpace
 
+from ..numerics.bits import PackedRows
 from ..numerics.rows import RowIndex
 
 
@@ -25,13 +26,13 @@ class DiscreteProblem:
     """A noisy minimisation problem over a finite candidate set.
 
     :ivar name: Short name.
-    :ivar points: Candidates [A, D].
+    :ivar points: Candidates [A, D] (bit-packed for screening problems).
     :ivar values: Noise-free objective at every candidate [A] (for regret and recall).
     :ivar noise_std: Standard deviation of the Gaussian observation noise.
     """
 
     name: str
-    points: np.ndarray
+    points: np.ndarray | PackedRows
     values: np.ndarray
     noise_std: float
     _index: RowIndex = field(init=False, repr=False, compare=False)
@@ -45,6 +46,7 @@ class DiscreteProblem:
         return float(self.values.min())
 
     def __post_init__(self) -> None:
+        assert isinstance(self.points, np.ndarray)  # packed points: ScreeningProblem's own index
         object.__setattr__(self, "_index", RowIndex(self.points))  # lookup table (frozen class)
 
     def indices(self, query_points: tf.Tensor | np.ndarray) -> np.ndarray:

@@ -17,8 +17,14 @@ from typing import NamedTuple, Optional
 import numpy as np
 import tensorflow as tf
 
-from ..numerics.bits import dense_rows, unpack_bits
-from ..packed_space import Rows, aligned_empty, shared_tensor, stored_rows
+from ..numerics.bits import (
+    Rows,
+    aligned_empty,
+    dense_rows,
+    shared_tensor,
+    stored_rows,
+    unpack_bits,
+)
 from .features import Draws, FeatureMap
 
 _BIT_VALUES = tf.constant([128, 64, 32, 16, 8, 4, 2, 1], tf.int32)
@@ -34,6 +40,11 @@ class PackedSigns(NamedTuple):
     bits: tf.Tensor
     nonzero: tf.Tensor
 
+    def signs(self, num_features: int) -> tf.Tensor:
+        """The sign features [N, F] (in the dtype of ``nonzero``)."""
+        signs = unpack_bits(self.bits, num_features, self.nonzero.dtype, off=-1.0)
+        return signs * self.nonzero[:, None]
+
 
 def pack(signs: tf.Tensor) -> PackedSigns:
     """Pack sign features [N, F] (rows in {-1, +1}^F or all zero)."""
@@ -43,12 +54,6 @@ def pack(signs: tf.Tensor) -> PackedSigns:
     octets = tf.reshape(padded, [tf.shape(signs)[0], -1, 8])
     bits = tf.cast(tf.reduce_sum(octets * _BIT_VALUES, axis=-1), tf.uint8)
     return PackedSigns(bits, tf.cast(tf.reduce_any(signs != 0, axis=-1), signs.dtype))
-
-
-def unpack(packed: PackedSigns, num_features: int) -> tf.Tensor:
-    """The sign features [N, F] of ``packed`` (in the dtype of ``packed.nonzero``)."""
-    signs = unpack_bits(packed.bits, num_features, packed.nonzero.dtype, off=-1.0)
-    return signs * packed.nonzero[:, None]
 
 
 class SignCache:
@@ -75,7 +80,7 @@ class SignCache:
         """The packed signs of ``candidates`` [N, D] under ``draws``, computed for the first call
         with these very candidates and this ``draw``.
 
-        :param candidates: Dense rows, or :class:`~trieste_scalable.packed_space.PackedRows`
+        :param candidates: Dense rows, or :class:`~trieste_scalable.numerics.bits.PackedRows`
             (unpacked a chunk at a time).
         :param dtype: The features' dtype.
         :param draw: Which draw ``draws`` is: the caller changes it when the draws change.

@@ -14,9 +14,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from ..numerics.bits import dense_rows
-from ..packed_space import Rows, stored_rows
-from .feature_cache import PackedSigns, unpack
+from ..numerics.bits import Rows, dense_rows, stored_rows
+from .feature_cache import PackedSigns
 from .features import Draws, FeatureMap
 from .pathwise import MeanFunction, PathwiseWeights, evaluate
 
@@ -70,7 +69,7 @@ class ChunkedSampleScorer:
         signs: Optional[PackedSigns] = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
         """:param candidates: Dense candidates [N, D], or 0/1 candidates as
-            :class:`~trieste_scalable.packed_space.PackedRows` (unpacked a chunk at a time).
+            :class:`~trieste_scalable.numerics.bits.PackedRows` (unpacked a chunk at a time).
         :param excluded: True for candidates no sample may pick [N].
         :param signs: The candidates' cached sign features under ``draws`` (for a map with
             ``signs_only``): used instead of computing the features.
@@ -130,7 +129,7 @@ class ChunkedSampleScorer:
                     tf.cast(tf.slice(signs.nonzero, [start], [chunk]), features),
                 )
                 amplitude = self.features.amplitude(features)
-                prior = amplitude * unpack(rows, self.features.num_features)
+                prior = amplitude * rows.signs(self.features.num_features)
             return evaluate(
                 self.features, self.mean_function, draws, weights, x, prior, self.products
             )
