@@ -96,11 +96,21 @@ def test_asynchronous_bbkb_hallucinates_what_is_in_flight(local_cluster: None) -
 
 
 def test_whole_batches_are_told_together(local_cluster: None) -> None:
+    """Whole-batch mode tells the model a batch at once, though it logs each evaluation as it
+    arrives."""
     space, data = problem(3)
     model = AdaptiveSVGP(se_kernel(0.3), 1e-3, data, inducing=50, fit_hyperparameters=False)
+    sizes: list[int] = []
+    update = model.update
+
+    def recording_update(dataset: Dataset) -> None:
+        sizes.append(int(dataset.query_points.shape[0]))
+        update(dataset)
+
+    model.update = recording_update  # type: ignore[method-assign]
     rule = BatchThompsonSampling(4, num_features=200, exclude_evaluated=True)
     evaluator = RayEvaluator(WithLatency(bowl, mean=0.05, seed=4), 4)
-    told: list[int] = []
+    logged: list[int] = []
     result = run_asynchronous(
         space,
         model,
@@ -109,9 +119,11 @@ def test_whole_batches_are_told_together(local_cluster: None) -> None:
         evaluator,
         12,
         whole_batches=True,
-        on_results=lambda finished: told.append(len(finished)),
+        on_results=lambda finished: logged.append(len(finished)),
     )
-    assert told == [4, 4, 4] and len(result.evaluations) == 12
+    assert sum(logged) == 12 and len(result.evaluations) == 12
+    told = [size for size in sizes if size > len(data)]
+    assert told == [len(data) + 4, len(data) + 8, len(data) + 12]
 
 
 class SlowRule(AcquisitionRule):  # type: ignore[type-arg]

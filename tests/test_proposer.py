@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 from trieste.data import Dataset
 
-from trieste_scalable.distributed import Evaluation
+from trieste_scalable.evaluators import Evaluation
 from trieste_scalable.proposer import BackgroundProposer, Proposal
 
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from trieste_scalable.cli import main
-from trieste_scalable.distributed import Evaluation, WithLatency, _run, driver_times
+from trieste_scalable.distributed import WithLatency
 from trieste_scalable.errors import CampaignError
+from trieste_scalable.evaluators import Evaluation, driver_times, run_objective
 from trieste_scalable.oracles import PythonOracle, is_table_objective, oracle_for
 from trieste_scalable.problems.molecules import celecoxib_mpo, load_smiles, parse
 from trieste_scalable.problems.screening import screening_problem
@@ -133,8 +134,8 @@ def test_a_worker_fails_an_evaluation_whose_value_is_not_a_finite_number(returne
     """What runs on a worker raises (so the evaluation is logged as failed, with the reason, and
     never told to the model) for NaN, infinities and non-numbers; a finite value passes."""
     with pytest.raises((ValueError, TypeError), match="not a finite number|float|convert"):
-        _run(lambda _: returned, "CCO")
-    value, seconds, worker = _run(lambda _: -1.5, "CCO")
+        run_objective(lambda _: returned, "CCO")
+    value, seconds, worker = run_objective(lambda _: -1.5, "CCO")
     assert value == -1.5 and seconds >= 0.0 and worker
 
 

@@ -28,7 +28,7 @@ from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 from trieste.space import SearchSpace
 
-from .distributed import Evaluation, RayEvaluator
+from .evaluators import Evaluation, Evaluator
 from .proposer import BackgroundProposer, Proposal, tell
 
 
@@ -64,7 +64,7 @@ def run_asynchronous(
     model: Any,
     rule: AcquisitionRule,
     initial: Dataset,
-    evaluator: RayEvaluator,
+    evaluator: Evaluator,
     budget: int,
     *,
     whole_batches: bool = False,
@@ -81,8 +81,8 @@ def run_asynchronous(
     :param whole_batches: The synchronous baseline on the same workers: submit a batch, wait for
         all of it, tell it, ask again (a batch then waits for its slowest evaluation).
     :param max_seconds: Submit nothing after this many seconds (what is in flight finishes).
-    :param on_results: Called with each group of finished evaluations before they are told
-        (e.g. to log them).
+    :param on_results: Called with each group of finished evaluations as it arrives, before
+        they are told (e.g. to log them).
     :param before_submit: Called with each group of points [K, D] about to be submitted, the
         acquisition that proposed each [K] (1 for the first ``ask``, 0 for ``resubmit``) and
         the rule's ``State`` value (e.g. to note them down first, so a crash loses none).
@@ -150,7 +150,8 @@ def _whole_batches(
     result: AsynchronousResult,
     on_results: Optional[Callable[[list[Evaluation]], None]],
 ) -> None:
-    """The synchronous baseline: submit a batch, wait for all of it, tell it, ask again."""
+    """The synchronous baseline: submit a batch, wait for all of it, tell it, ask again. Each
+    evaluation goes to ``on_results`` as it arrives, not when its batch is complete."""
     in_hand, asks = deque(first), 0
     while loop.free_workers() > 0:
         if not in_hand:
@@ -164,10 +165,11 @@ def _whole_batches(
             raise RuntimeError("the rule proposed nothing while nothing is in flight")
         held: list[Evaluation] = []
         while loop.evaluator.in_flight:
-            held.extend(loop.evaluator.collect())
-        result.evaluations.extend(held)
-        if on_results is not None:
-            on_results(held)
+            finished = loop.evaluator.collect()
+            held.extend(finished)
+            result.evaluations.extend(finished)
+            if on_results is not None:
+                on_results(finished)  # logged as it arrives: a crash redoes none of them
         tell(ask_tell, held)
 
 
@@ -176,7 +178,7 @@ class _Submissions:
 
     def __init__(
         self,
-        evaluator: RayEvaluator,
+        evaluator: Evaluator,
         budget: int,
         max_seconds: Optional[float],
         before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]],

@@ -14,79 +14,19 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
-import socket
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 
-Objective = Callable[[Any], float]
-"""Maps one point [D] (or the payload submitted with it, e.g. a SMILES) to its observation; it
-may raise (a failed evaluation). It is pickled to the workers, so it must be a module-level
-function or a picklable object."""
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """One finished (or failed) evaluation.
-
-    :ivar key: The number :meth:`RayEvaluator.submit` returned.
-    :ivar point: The point evaluated [D].
-    :ivar value: The observation, or ``None`` if the evaluation failed.
-    :ivar error: Why it failed ("" if it did not).
-    :ivar started: When it started: ``finished`` less the run time its worker measured, never
-        before ``submitted`` (``submitted`` if it never ran).
-    :ivar finished: When the driver received it (or gave it up).
-    :ivar worker: ``host:pid`` of the worker ("" if unknown).
-    :ivar submitted: When it was submitted.
-
-    The three times are Unix times (``time.time()``) of the driver's clock alone: a worker only
-    measures a duration, on its own monotonic clock, so no two columns come from clocks that
-    may disagree (those of two machines, or two processes' readings rounded apart).
-    """
-
-    key: int
-    point: np.ndarray
-    value: Optional[float]
-    error: str
-    started: float
-    finished: float
-    worker: str
-    submitted: float = 0.0
-
-    @property
-    def failed(self) -> bool:
-        return self.value is None
-
-
-def _run(objective: Objective, argument: Any) -> tuple[float, float, str]:
-    """The task: the observation, the seconds the objective ran (the worker's monotonic clock)
-    and the worker (runs on a worker).
-
-    :raise ValueError: If the objective returned NaN or an infinity (the evaluation fails with
-        that reason: told to a model it would end the campaign).
-    """
-    start = time.perf_counter()
-    value = float(objective(argument))
-    if not math.isfinite(value):
-        raise ValueError(f"the objective returned {value}, not a finite number")
-    return value, time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
-
-
-def driver_times(submitted: float, received: float, seconds: float) -> tuple[float, float]:
-    """Start and finish of an evaluation on the driver's clock: it finished when the driver
-    received it and started ``seconds`` (its run time, measured by the worker) before, but
-    not before it was submitted. So ``submitted <= started <= finished`` always holds."""
-    finished = max(received, submitted)
-    return max(submitted, finished - max(seconds, 0.0)), finished
+from .evaluators import Evaluation, Objective, driver_times, failure_reason, run_objective
 
 
 class RayEvaluator:
-    """Evaluates points on Ray workers, returning them as they finish.
+    """Evaluates points on Ray workers, returning them as they finish (an
+    :class:`~trieste_scalable.evaluators.Evaluator`).
 
-    :param objective: See :data:`Objective`.
+    :param objective: See :data:`~trieste_scalable.evaluators.Objective`.
     :param num_workers: Evaluations the caller keeps in flight; a local cluster is started with
         ``num_workers * num_cpus`` logical CPUs (workers that mostly wait, e.g. on a simulator
         or a remote service, need not have a core each).
@@ -122,7 +62,7 @@ class RayEvaluator:
         self._ray = ray
         self._timeout = timeout
         self._objective = ray.put(objective)
-        self._task = ray.remote(num_cpus=num_cpus, max_retries=max_retries)(_run)
+        self._task = ray.remote(num_cpus=num_cpus, max_retries=max_retries)(run_objective)
         self._in_flight: dict[Any, tuple[int, np.ndarray, float]] = {}
         self._submitted = 0
 
@@ -180,8 +120,7 @@ class RayEvaluator:
         try:
             value, seconds, worker = self._ray.get(ref)
         except Exception as error:  # raised by the objective, or the worker died too often
-            message = str(error).strip().splitlines()
-            reason = f"{type(error).__name__}: {message[-1] if message else ''}"
+            reason = failure_reason(error)
             return Evaluation(key, point, None, reason, submitted, time.time(), "", submitted)
         started, finished = driver_times(submitted, time.time(), seconds)
         return Evaluation(key, point, value, "", started, finished, worker, submitted)

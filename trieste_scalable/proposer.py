@@ -28,7 +28,7 @@ import tensorflow as tf
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 
-from .distributed import Evaluation
+from .evaluators import Evaluation
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,9 @@ from .campaign_directory import (
     refuse_overwrite,
     saved_rule_state,
 )
-from .distributed import Evaluation, RayEvaluator, WithLatency
+from .distributed import RayEvaluator, WithLatency
 from .errors import CampaignError, UsageError
+from .evaluators import Evaluation
 from .logdir import CampaignLock, write_atomically
 from .oracles import Oriented
 from .problems.screening import ScreeningProblem

@@ -1,0 +1,99 @@
+"""The campaign engine without Ray: the in-process evaluator, and both modes of
+:func:`run_asynchronous` over it (each evaluation handed on as it arrives; a crash inside a batch
+loses none that finished)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from trieste.data import Dataset
+from trieste.space import DiscreteSearchSpace
+
+from trieste_scalable.asynchronous import run_asynchronous
+from trieste_scalable.campaign import NoModel, RandomRule
+from trieste_scalable.evaluators import Evaluation, InProcessEvaluator
+
+POINTS = np.arange(40, dtype=np.float64).reshape(20, 2) / 40.0
+SPACE = DiscreteSearchSpace(tf.constant(POINTS))
+
+
+def _objective(x: np.ndarray) -> float:
+    return float(np.sum((np.asarray(x) - 0.3) ** 2))
+
+
+def test_in_process_evaluations_come_back_in_order_with_failures_and_driver_times() -> None:
+    def objective(x: np.ndarray) -> float:
+        if x[0] > 0.5:
+            raise RuntimeError("docking failed\nno pose found")
+        return math.nan if x[0] == 0.0 else _objective(x)
+
+    evaluator = InProcessEvaluator(objective, num_workers=3)
+    keys = [evaluator.submit(POINTS[i]) for i in (1, 0, 19)]
+    assert keys == [0, 1, 2] and evaluator.in_flight == 3
+    results: list[Evaluation] = []
+    while evaluator.in_flight:
+        (evaluation,) = evaluator.collect()
+        results.append(evaluation)
+    assert [e.key for e in results] == [0, 1, 2] and evaluator.collect() == []
+    assert results[0].value == pytest.approx(_objective(POINTS[1])) and results[0].error == ""
+    assert results[1].failed and "returned nan" in results[1].error
+    assert results[2].failed and results[2].error == "RuntimeError: no pose found"
+    for e in results:  # all three times are this process's own clock
+        assert e.submitted <= e.started <= e.finished
+    with pytest.raises(ValueError, match="num_workers"):
+        InProcessEvaluator(_objective, num_workers=0)
+
+
+def _initial() -> Dataset:
+    x = POINTS[:3]
+    return Dataset(tf.constant(x), tf.constant([[_objective(p)] for p in x], tf.float64))
+
+
+@pytest.mark.parametrize("whole_batches", [True, False])
+def test_the_engine_runs_without_ray_and_hands_on_each_evaluation_as_it_arrives(
+    whole_batches: bool,
+) -> None:
+    groups: list[list[Evaluation]] = []
+    result = run_asynchronous(
+        SPACE,
+        NoModel(),
+        RandomRule(4, seed=1, exclude_evaluated=True),
+        _initial(),
+        InProcessEvaluator(_objective, num_workers=4),
+        12,
+        whole_batches=whole_batches,
+        on_results=groups.append,
+    )
+    assert [len(group) for group in groups] == [1] * 12  # one at a time, never a whole batch
+    evaluated = np.stack([e.point for group in groups for e in group])
+    assert len({tuple(p) for p in evaluated} | {tuple(p) for p in POINTS[:3]}) == 15
+    assert result.dataset.query_points.shape[0] == 15 and not result.failures
+
+
+def test_a_crash_inside_a_batch_loses_none_of_its_finished_evaluations() -> None:
+    """Whole-batch mode, batches of 4: the process dies (``KeyboardInterrupt``) at the sixth
+    evaluation; the five before it, one batch and a part, were handed on already."""
+    calls = []
+
+    def dies_at_the_sixth(x: np.ndarray) -> float:
+        calls.append(x)
+        if len(calls) == 6:
+            raise KeyboardInterrupt
+        return _objective(x)
+
+    logged: list[Evaluation] = []
+    with pytest.raises(KeyboardInterrupt):
+        run_asynchronous(
+            SPACE,
+            NoModel(),
+            RandomRule(4, seed=2, exclude_evaluated=True),
+            _initial(),
+            InProcessEvaluator(dies_at_the_sixth, num_workers=4),
+            12,
+            whole_batches=True,
+            on_results=logged.extend,
+        )
+    assert len(logged) == 5 and [e.key for e in logged] == [0, 1, 2, 3, 4]

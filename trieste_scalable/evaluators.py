@@ -1,0 +1,157 @@
+"""Where a campaign's evaluations run: the :class:`Evaluator` protocol the campaign engine
+(:func:`~trieste_scalable.asynchronous.run_asynchronous`) drives, what one evaluation returns,
+and :class:`InProcessEvaluator`, which runs them in this process (Ray workers:
+:class:`~trieste_scalable.distributed.RayEvaluator`).
+
+Every evaluator times an evaluation the same way: the objective's run time is measured where it
+runs, on a monotonic clock, and every timestamp comes from the driver's clock
+(:func:`driver_times`), so no two columns of a log come from clocks that may disagree.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Protocol
+
+import numpy as np
+
+Objective = Callable[[Any], float]
+"""Maps one point [D] (or the payload submitted with it, e.g. a SMILES) to its observation; it
+may raise (a failed evaluation). Ray pickles it to the workers, so there it must be a
+module-level function or a picklable object."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One finished (or failed) evaluation.
+
+    :ivar key: The number :meth:`Evaluator.submit` returned.
+    :ivar point: The point evaluated [D].
+    :ivar value: The observation, or ``None`` if the evaluation failed.
+    :ivar error: Why it failed ("" if it did not).
+    :ivar started: When it started: ``finished`` less the run time measured where it ran, never
+        before ``submitted`` (``submitted`` if it never ran).
+    :ivar finished: When the driver received it (or gave it up).
+    :ivar worker: ``host:pid`` of the process that ran it ("" if unknown).
+    :ivar submitted: When it was submitted.
+
+    The three times are Unix times (``time.time()``) of the driver's clock alone.
+    """
+
+    key: int
+    point: np.ndarray
+    value: Optional[float]
+    error: str
+    started: float
+    finished: float
+    worker: str
+    submitted: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.value is None
+
+
+class Evaluator(Protocol):
+    """What the campaign engine needs of the place evaluations run: ``num_workers`` evaluations
+    in flight at most, submitted one at a time and collected as they finish."""
+
+    num_workers: int
+
+    @property
+    def in_flight(self) -> int:
+        """Evaluations submitted and not collected yet."""
+
+    def submit(self, point: np.ndarray, payload: Any = None) -> int:
+        """Start evaluating ``point`` [D] (the objective gets ``payload`` instead if not
+        ``None``); returns its key (0, 1, 2, ... in submission order)."""
+
+    def collect(self, wait: Optional[float] = None) -> list[Evaluation]:
+        """Evaluations that finished (at least one unless nothing is in flight or ``wait``
+        seconds passed), in the order they finished."""
+
+    def shutdown(self) -> None:
+        """Give up what is in flight and release the workers."""
+
+
+def run_objective(objective: Objective, argument: Any) -> tuple[float, float, str]:
+    """One evaluation where it runs: the observation, the seconds the objective ran (this
+    process's monotonic clock) and the process (``host:pid``).
+
+    :raise ValueError: If the objective returned NaN or an infinity (the evaluation fails with
+        that reason: told to a model it would end the campaign).
+    """
+    start = time.perf_counter()
+    value = float(objective(argument))
+    if not math.isfinite(value):
+        raise ValueError(f"the objective returned {value}, not a finite number")
+    return value, time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
+
+
+def driver_times(submitted: float, received: float, seconds: float) -> tuple[float, float]:
+    """Start and finish of an evaluation on the driver's clock: it finished when the driver
+    received it and started ``seconds`` (its run time, measured where it ran) before, but not
+    before it was submitted. So ``submitted <= started <= finished`` always holds."""
+    finished = max(received, submitted)
+    return max(submitted, finished - max(seconds, 0.0)), finished
+
+
+def failure_reason(error: BaseException) -> str:
+    """One line saying why an evaluation failed: the error's type and its last line."""
+    message = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {message[-1] if message else ''}"
+
+
+class InProcessEvaluator:
+    """Runs evaluations in this process, one per :meth:`collect`, in submission order: the
+    engine then logs each as it finishes, in every mode, and needs no Ray (tests, objectives
+    that are cheap or hold the process's own resources).
+
+    :param objective: See :data:`Objective`; an evaluation that raises an ``Exception`` or
+        returns a non-finite value fails with that reason (anything else, e.g.
+        ``KeyboardInterrupt``, propagates).
+    :param num_workers: Evaluations the engine keeps submitted (a batch in whole-batch mode).
+    """
+
+    def __init__(self, objective: Objective, num_workers: int = 1):
+        if num_workers < 1:
+            raise ValueError(f"need num_workers >= 1, got {num_workers}")
+        self.objective, self.num_workers = objective, num_workers
+        self._queue: deque[tuple[int, np.ndarray, Any, float]] = deque()
+        self._submitted = 0
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._queue)
+
+    def submit(self, point: np.ndarray, payload: Any = None) -> int:
+        argument = np.asarray(point) if payload is None else payload
+        key = self._submitted
+        self._queue.append((key, np.asarray(point), argument, time.time()))
+        self._submitted += 1
+        return key
+
+    def collect(self, wait: Optional[float] = None) -> list[Evaluation]:
+        """The next submitted evaluation, run now (``wait`` is not needed: it returns when the
+        evaluation does)."""
+        if not self._queue:
+            return []
+        key, point, argument, submitted = self._queue.popleft()
+        try:
+            value, seconds, worker = run_objective(self.objective, argument)
+        except Exception as error:  # the objective's failure is the evaluation's result
+            return [
+                Evaluation(
+                    key, point, None, failure_reason(error), submitted, time.time(), "", submitted
+                )
+            ]
+        started, finished = driver_times(submitted, time.time(), seconds)
+        return [Evaluation(key, point, value, "", started, finished, worker, submitted)]
+
+    def shutdown(self) -> None:
+        self._queue.clear()
