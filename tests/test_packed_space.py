@@ -54,6 +54,10 @@ def test_packed_rows_slice_gather_and_chunk_like_the_dense_rows() -> None:
     np.testing.assert_array_equal(packed[np.array(index)], rows[index])
     np.testing.assert_array_equal(packed[7], rows[7])  # one row [D]
     assert packed[[]].shape == (0, WIDTH)
+    np.testing.assert_array_equal(packed[-1], rows[-1])
+    with pytest.raises(IndexError):
+        packed[len(rows)]
+    np.testing.assert_array_equal(np.asarray(packed), rows)  # NumPy reads it whole
 
 
 def test_packed_search_space_behaves_as_the_dense_one() -> None:

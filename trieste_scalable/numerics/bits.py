@@ -7,7 +7,7 @@ The packed arrays are shared with TensorFlow, not copied (:func:`shared_tensor`)
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 import tensorflow as tf
@@ -70,8 +70,15 @@ class PackedRows:
         if isinstance(index, slice):
             return unpack_bits(self.bits[index], self.width, self.dtype)
         if np.ndim(index) == 0:
-            return self.gather([int(index)])[0]  # type: ignore[arg-type]
+            if not -len(self) <= int(index) < len(self):  # type: ignore[arg-type]
+                raise IndexError(f"row {index} of {len(self)}")
+            return self.gather([int(index) % len(self)])[0]  # type: ignore[arg-type]
         return self.gather(np.asarray(index, dtype=np.int64))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """Every row as NumPy (:meth:`dense`, which may raise)."""
+        dense = self.dense().numpy()
+        return dense if dtype is None else dense.astype(dtype)
 
     def gather(self, index: tf.Tensor | np.ndarray | Sequence[int]) -> tf.Tensor:
         """The dense rows [K, width] at ``index`` [K]."""
