@@ -59,9 +59,9 @@ from trieste.acquisition.rule import AsynchronousGreedy  # noqa: E402
 from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: E402
 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
-from trieste_scalable.asynchronous import run_asynchronous  # noqa: E402
-from trieste_scalable.campaign import build  # noqa: E402
-from trieste_scalable.distributed import RayEvaluator, WithLatency  # noqa: E402
+from trieste_scalable.campaigns.asynchronous import run_asynchronous  # noqa: E402
+from trieste_scalable.campaigns.campaign import build  # noqa: E402
+from trieste_scalable.campaigns.distributed import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
 from trieste_scalable.problems.screening import (  # noqa: E402

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from trieste_scalable import campaign, cli
+from trieste_scalable import cli
 from trieste_scalable.acquisition import rule_state
 from trieste_scalable.acquisition.thompson import ThompsonState
+from trieste_scalable.campaigns import campaign
 from trieste_scalable.cli import main
 from trieste_scalable.problems.molecules import load_smiles
 

@@ -27,9 +27,9 @@ from trieste_scalable.acquisition import (
     MiniGPUCB,
 )
 from trieste_scalable.acquisition.minimeta import MAX_REPEATS, repeats
+from trieste_scalable.campaigns.logdir import CampaignLock
 from trieste_scalable.cli import main
 from trieste_scalable.kernels import Tanimoto
-from trieste_scalable.logdir import CampaignLock
 from trieste_scalable.models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR
 from trieste_scalable.problems.molecules import cache_dir, load_smiles
 
@@ -181,7 +181,7 @@ def test_invalid_settings_write_nothing_and_exit_2(
 def test_failure_before_the_first_batch_leaves_nothing_that_blocks_a_rerun(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    from trieste_scalable import campaign
+    from trieste_scalable.campaigns import campaign
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise tf.errors.InvalidArgumentError(None, None, "Cholesky failed\nwith details")

@@ -12,8 +12,8 @@ import pytest
 import tensorflow as tf
 from trieste.data import Dataset
 
-from trieste_scalable.evaluators import Evaluation
-from trieste_scalable.proposer import BackgroundProposer, Proposal
+from trieste_scalable.campaigns.evaluators import Evaluation
+from trieste_scalable.campaigns.proposer import BackgroundProposer, Proposal
 
 
 class ScriptedAskTell:

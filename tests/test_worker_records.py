@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from trieste_scalable.campaigns.distributed import WithLatency
+from trieste_scalable.campaigns.evaluators import Evaluation, driver_times, run_objective
+from trieste_scalable.campaigns.worker_log import InFlight, Job, WorkerLog
 from trieste_scalable.cli import main
-from trieste_scalable.distributed import WithLatency
 from trieste_scalable.errors import CampaignError
-from trieste_scalable.evaluators import Evaluation, driver_times, run_objective
-from trieste_scalable.oracles import PythonOracle, is_table_objective, oracle_for
 from trieste_scalable.problems.molecules import celecoxib_mpo, load_smiles, parse
+from trieste_scalable.problems.oracles import PythonOracle, is_table_objective, oracle_for
 from trieste_scalable.problems.screening import screening_problem
-from trieste_scalable.worker_log import InFlight, Job, WorkerLog
 
 
 @pytest.fixture(autouse=True)

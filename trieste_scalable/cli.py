@@ -24,7 +24,7 @@ MIN_NOISE_VARIANCE = 1e-12  # the lower bound of the models' positive() noise tr
 
 
 def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch: int) -> None:
-    from .campaign import ALGORITHMS
+    from .campaigns.campaign import ALGORITHMS
 
     parser.add_argument("--algorithm", default=algorithm, choices=ALGORITHMS)
     parser.add_argument(
@@ -155,7 +155,7 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def _validate_screen(args: argparse.Namespace) -> None:
-    from .oracles import is_table_objective
+    from .problems.oracles import is_table_objective
 
     if not (math.isfinite(args.noise) and args.noise >= 0):
         raise UsageError(f"--noise must be finite and non-negative, got {args.noise}")
@@ -192,11 +192,11 @@ def _screen(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .acquisition import ConfidenceWidth
-    from .campaign import build
+    from .campaigns.campaign import build
+    from .campaigns.session import run_session
     from .kernels import Tanimoto
-    from .oracles import is_table_objective
+    from .problems.oracles import is_table_objective
     from .problems.screening import screening_problem, screening_regulariser
-    from .session import run_session
 
     try:
         import rdkit  # noqa: F401
@@ -262,7 +262,7 @@ def _oracle(args: argparse.Namespace) -> Any:
     """The oracle of a campaign on workers (``None`` without ``--workers``)."""
     if args.workers is None:
         return None
-    from .oracles import oracle_for
+    from .problems.oracles import oracle_for
 
     try:
         import ray  # noqa: F401
@@ -299,9 +299,9 @@ def _report_workers(problem: Any, result: Any, oracle: Any) -> None:
 
 def _optimize(args: argparse.Namespace) -> int:
     from .acquisition import ConfidenceWidth
-    from .campaign import build
+    from .campaigns.campaign import build
+    from .campaigns.session import run_session
     from .problems import get_problem
-    from .session import run_session
 
     problem = get_problem(args.problem, args.num_candidates, seed=args.seed)
     _check_counts(args, len(problem.points))

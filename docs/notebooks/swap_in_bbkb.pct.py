@@ -73,6 +73,7 @@ bbkb_data, bbkb_sizes = run(model, rule)
 # Both runs, by the noise-free value of the best point found so far (the minimum of the scaled
 # Branin function is about -1.05) and by where they evaluated.
 
+
 # %%
 def best_so_far(data: Dataset) -> np.ndarray:
     values = truth(data.query_points).numpy()[len(initial_data) :, 0]

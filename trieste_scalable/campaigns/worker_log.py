@@ -1,11 +1,11 @@
 """The records of a campaign evaluated on workers: ``evaluations.csv`` with timings and
 failures, and ``in_flight.json``, the evaluations submitted and not finished.
 
-``evaluations.csv`` has the columns of :class:`~trieste_scalable.evaluation_log.EvaluationLog`
+``evaluations.csv`` has the columns of :class:`~.evaluation_log.EvaluationLog`
 (``batch`` is the submission round: 0 the initial design, then each group of points handed to
 free workers, a whole batch in synchronous mode) and ``job`` (a serial number per submission,
 unique across resumes), ``submitted``, ``started``, ``finished`` (Unix times in seconds, all on
-the driver's clock: :class:`~trieste_scalable.evaluators.Evaluation`), ``worker``
+the driver's clock: :class:`~trieste_scalable.campaigns.evaluators.Evaluation`), ``worker``
 (``host:pid``) and ``error``. A failed evaluation has empty ``observed`` and ``score`` and says
 why in ``error``; it is never told to the model. Rows come in the order the evaluations
 finished, appended (one write, fsync-ed) before the model is told them.
@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import CampaignError
+from ..errors import CampaignError
 from .evaluation_log import EvaluationLog
 from .evaluators import Evaluation
 from .logdir import write_atomically

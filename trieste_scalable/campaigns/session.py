@@ -1,9 +1,9 @@
 """One command-line campaign in its output directory: settings, the evaluation log, resuming.
 
 The directory holds ``run.json`` (the settings and the library's content hash),
-``evaluations.csv`` (see :mod:`trieste_scalable.evaluation_log`), ``rule_state.json`` (the
+``evaluations.csv`` (see :mod:`trieste_scalable.campaigns.evaluation_log`), ``rule_state.json`` (the
 rule's ``State`` after the last batch, :mod:`trieste_scalable.acquisition.rule_state`),
-TensorBoard event files, ``summary.png`` and ``.lock`` (see :mod:`trieste_scalable.logdir`).
+TensorBoard event files, ``summary.png`` and ``.lock`` (see :mod:`~.logdir`).
 ``--resume`` takes the lock, checks the settings and the library are the same, reloads the log,
 rebuilds the model from it, restores the rule's state and continues to the budget: nothing is
 evaluated twice, nothing logged is lost, and no batch's random seeds are replayed.
@@ -24,7 +24,9 @@ from typing import Any, Callable, Optional
 import numpy as np
 from trieste.data import Dataset
 
-from .acquisition import rule_state
+from ..acquisition import rule_state
+from ..errors import UsageError
+from ..problems import DiscreteProblem
 from .campaign import CampaignResult, run_campaign
 from .campaign_directory import (
     LIBRARY_HASH,
@@ -33,10 +35,8 @@ from .campaign_directory import (
     refuse_overwrite,
     saved_rule_state,
 )
-from .errors import UsageError
 from .evaluation_log import EvaluationLog
 from .logdir import CampaignLock, write_atomically
-from .problems import DiscreteProblem
 from .report import plot_summary
 from .worker_session import run_on_workers
 
@@ -48,8 +48,8 @@ def run_session(
     problem: DiscreteProblem, settings: dict[str, Any], build: Build, oracle: Any = None
 ) -> Any:
     """Start or resume the campaign described by ``settings`` (the parsed command line): a
-    :class:`CampaignResult`, or with an ``oracle`` (:class:`~trieste_scalable.oracles.Oriented`)
-    a campaign evaluated on Ray workers (:mod:`~trieste_scalable.worker_session`).
+    :class:`CampaignResult`, or with an ``oracle`` (:class:`~.oracles.Oriented`)
+    a campaign evaluated on Ray workers (:mod:`~trieste_scalable.campaigns.worker_session`).
 
     :raise UsageError: On a directory holding another campaign, nothing to resume, or changed
         settings.

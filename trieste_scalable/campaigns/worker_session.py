@@ -2,10 +2,10 @@
 (``trieste-scalable screen --workers N [--asynchronous]``).
 
 The initial design is evaluated on the workers too, then the model is built from what came back
-and :func:`~trieste_scalable.asynchronous.run_asynchronous` keeps ``N`` evaluations in flight:
+and :func:`~.asynchronous.run_asynchronous` keeps ``N`` evaluations in flight:
 asynchronously (each group of results told as it comes, new points asked for given the pending
 ones) or, without ``--asynchronous``, in whole batches. What is durable, and in which order
-(:mod:`~trieste_scalable.worker_log`):
+(:mod:`~trieste_scalable.campaigns.worker_log`):
 
 1. before points are submitted, the rule's state (``rule_state.json``) and the jobs in flight
    (``in_flight.json``) are written;
@@ -34,8 +34,11 @@ import tensorflow as tf
 from trieste import logging
 from trieste.data import Dataset
 
-from .acquisition import rule_state
-from .acquisition.pending import proposed
+from ..acquisition import rule_state
+from ..acquisition.pending import proposed
+from ..errors import CampaignError, UsageError
+from ..problems.oracles import Oriented
+from ..problems.screening import ScreeningProblem
 from .asynchronous import run_asynchronous
 from .campaign import dimension_histograms_limited, progress_bar
 from .campaign_directory import (
@@ -46,11 +49,8 @@ from .campaign_directory import (
     saved_rule_state,
 )
 from .distributed import RayEvaluator, WithLatency
-from .errors import CampaignError, UsageError
 from .evaluators import Evaluation
 from .logdir import CampaignLock, write_atomically
-from .oracles import Oriented
-from .problems.screening import ScreeningProblem
 from .worker_log import InFlight, Job, WorkerLog, WorkerRecords
 
 IN_FLIGHT = "in_flight.json"

@@ -24,7 +24,7 @@ from trieste.models.interfaces import TrainableProbabilisticModel
 from trieste.space import SearchSpace
 from trieste.types import State, TensorType
 
-from .acquisition import (
+from ..acquisition import (
     BBKB,
     BKB,
     GPBUCB,
@@ -33,12 +33,12 @@ from .acquisition import (
     MiniGPEI,
     MiniGPUCB,
 )
-from .acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
-from .acquisition.pending import Points, outstanding, proposed, rows_seen
-from .acquisition.rule_state import saved_state
-from .models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
-from .numerics.bits import take_rows
-from .problems import DiscreteProblem
+from ..acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
+from ..acquisition.pending import Points, outstanding, proposed, rows_seen
+from ..acquisition.rule_state import saved_state
+from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
+from ..numerics.bits import take_rows
+from ..problems import DiscreteProblem
 
 ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
 

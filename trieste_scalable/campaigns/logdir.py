@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import IO, Optional
 
-from .errors import CampaignError
+from ..errors import CampaignError
 
 try:
     import fcntl

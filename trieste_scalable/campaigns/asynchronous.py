@@ -2,7 +2,7 @@
 as it comes, new points asked for given those still pending (``docs/asynchronous.md``).
 
 Whenever workers are free the loop hands out proposals in hand; a
-:class:`~trieste_scalable.proposer.BackgroundProposer` tells the model what finished and asks
+:class:`~.proposer.BackgroundProposer` tells the model what finished and asks
 the rule for more on its own thread (Trieste's ``AskTellOptimizer`` with our rules' pending
 points: see :mod:`~trieste_scalable.acquisition.pending`), ahead of the workers: it keeps in
 hand the free workers' share plus twice the evaluations expected to finish during one

@@ -28,7 +28,7 @@ import numpy as np
 import tensorflow as tf
 from trieste.data import Dataset
 
-from .errors import CampaignError
+from ..errors import CampaignError
 from .logdir import write_atomically
 
 

@@ -1,7 +1,7 @@
 """What a campaign directory holds beside its log, and the checks a start or ``--resume`` makes
 on it: ``run.json`` (the settings and the library's content hash) and ``rule_state.json``
 (:mod:`trieste_scalable.acquisition.rule_state`). Shared by both campaign kinds
-(:mod:`trieste_scalable.session`, :mod:`trieste_scalable.worker_session`)."""
+(:mod:`trieste_scalable.campaigns.session`, :mod:`trieste_scalable.campaigns.worker_session`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .acquisition import rule_state
-from .errors import CampaignError, UsageError
+from ..acquisition import rule_state
+from ..errors import CampaignError, UsageError
 from .evaluation_log import EvaluationLog
 
 # Settings that may change when resuming (everything else must match the original run).

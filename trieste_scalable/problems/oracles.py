@@ -1,7 +1,7 @@
 """Molecular oracles that run on the workers of a distributed campaign: ``SMILES -> float``.
 
 ``trieste-scalable screen --workers N --objective SPEC`` evaluates ``SPEC`` on Ray workers,
-one molecule per task (:mod:`trieste_scalable.distributed`). ``SPEC`` is one of
+one molecule per task (:mod:`trieste_scalable.campaigns.distributed`). ``SPEC`` is one of
 
 - a built-in property (``celecoxib-mpo``, ``qed``, ``logp``): RDKit on the worker, higher is
   better;
@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .problems.molecules import OBJECTIVES
+from .molecules import OBJECTIVES
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class PropertyOracle:
     name: str
 
     def __call__(self, smiles: str) -> float:
-        from .problems.molecules import parse
+        from .molecules import parse
 
         molecules, _ = parse([smiles])  # raises on an unparseable SMILES
         return float(OBJECTIVES[self.name](molecules)[0])

@@ -24,9 +24,9 @@ from .evaluators import Evaluation, Objective, driver_times, failure_reason, run
 
 class RayEvaluator:
     """Evaluates points on Ray workers, returning them as they finish (an
-    :class:`~trieste_scalable.evaluators.Evaluator`).
+    :class:`~trieste_scalable.campaigns.evaluators.Evaluator`).
 
-    :param objective: See :data:`~trieste_scalable.evaluators.Objective`.
+    :param objective: See :data:`~trieste_scalable.campaigns.evaluators.Objective`.
     :param num_workers: Evaluations the caller keeps in flight; a local cluster is started with
         ``num_workers * num_cpus`` logical CPUs (workers that mostly wait, e.g. on a simulator
         or a remote service, need not have a core each).

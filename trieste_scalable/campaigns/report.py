@@ -1,5 +1,5 @@
 """The campaign summary a person looks at: a PNG plot (the evaluation log is
-:mod:`trieste_scalable.evaluation_log`)."""
+:mod:`trieste_scalable.campaigns.evaluation_log`)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..problems import DiscreteProblem
+from ..problems.screening import ScreeningProblem
 from .campaign import CampaignResult
-from .problems import DiscreteProblem
-from .problems.screening import ScreeningProblem
 
 
 def plot_summary(path: Path, problem: DiscreteProblem, result: CampaignResult, title: str) -> bool:
