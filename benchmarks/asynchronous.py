@@ -59,8 +59,8 @@ from trieste.acquisition.rule import AsynchronousGreedy  # noqa: E402
 from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: E402
 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
+from trieste_scalable.campaigns.algorithms import build  # noqa: E402
 from trieste_scalable.campaigns.asynchronous import run_asynchronous  # noqa: E402
-from trieste_scalable.campaigns.campaign import build  # noqa: E402
 from trieste_scalable.campaigns.distributed import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
@@ -121,7 +121,7 @@ def rkhs_runs(space, data, workers, thresholds):  # type: ignore[no-untyped-def]
 
 
 def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped-def]
-    """The command line's screening models and rules (``campaign.build``), fixed
+    """The command line's screening models and rules (``algorithms.build``), fixed
     hyperparameters."""
     scale = float(np.var(data.observations.numpy()))
 

@@ -33,7 +33,8 @@ from trieste.acquisition.rule import EfficientGlobalOptimization  # noqa: E402
 from trieste.data import Dataset  # noqa: E402
 
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
-from trieste_scalable.campaigns.campaign import CampaignResult, build, run_campaign  # noqa: E402
+from trieste_scalable.campaigns.algorithms import build  # noqa: E402
+from trieste_scalable.campaigns.campaign import CampaignResult, run_campaign  # noqa: E402
 from trieste_scalable.problems import DiscreteProblem, rkhs_problem  # noqa: E402
 
 OUT = Path(__file__).parent / "out"

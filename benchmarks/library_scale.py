@@ -90,7 +90,7 @@ elif not tf.config.list_physical_devices("GPU"):
     sys.exit(0)
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste_scalable.acquisition import ConfidenceWidth
-from trieste_scalable.campaigns.campaign import build
+from trieste_scalable.campaigns.algorithms import build
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.problems.screening import screening_problem, screening_regulariser
 library, algorithm = sys.argv[1], sys.argv[2]

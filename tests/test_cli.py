@@ -10,7 +10,7 @@ import pytest
 from trieste_scalable import cli
 from trieste_scalable.acquisition import rule_state
 from trieste_scalable.acquisition.thompson import ThompsonState
-from trieste_scalable.campaigns import campaign
+from trieste_scalable.campaigns import algorithms
 from trieste_scalable.cli import main
 from trieste_scalable.problems.molecules import load_smiles
 
@@ -80,14 +80,14 @@ def test_screen_resumes_without_re_evaluating(
     assert len(_rows(logdir / "evaluations.csv")) == 100
     # --inducing reaches the model; campaigns logged before the flag existed still resume
     built = []
-    campaign_build = campaign.build
+    campaign_build = algorithms.build
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         model, rule = campaign_build(*args, **kwargs)
         built.append(model.num_inducing)
         return model, rule
 
-    monkeypatch.setattr(campaign, "build", spy)
+    monkeypatch.setattr(algorithms, "build", spy)
     inducing = tmp_path / "inducing"
     with_inducing = [a if a != str(logdir) else str(inducing) for a in args] + ["--inducing"]
     assert main(with_inducing + ["7", "--budget", "20"]) == 0
@@ -143,14 +143,14 @@ def test_bad_arguments_give_a_message_and_exit_code(
 
 def test_ratio_threshold_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     thresholds = []
-    campaign_build = campaign.build
+    campaign_build = algorithms.build
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         model, rule = campaign_build(*args, **kwargs)
         thresholds.append(rule._stopping.ratio_threshold)
         return model, rule
 
-    monkeypatch.setattr(campaign, "build", spy)
+    monkeypatch.setattr(algorithms, "build", spy)
     command = ["optimize", "--algorithm", "bbkb", "--budget", "5", "--quiet"]
     assert main(command + ["--logdir", str(tmp_path / "a"), "--ratio-threshold", "7.5"]) == 0
     assert main(command + ["--logdir", str(tmp_path / "b")]) == 0

@@ -12,8 +12,8 @@ import tensorflow as tf
 from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
+from trieste_scalable.campaigns.algorithms import NoModel, RandomRule
 from trieste_scalable.campaigns.asynchronous import run_asynchronous
-from trieste_scalable.campaigns.campaign import NoModel, RandomRule
 from trieste_scalable.campaigns.evaluators import Evaluation, InProcessEvaluator
 
 POINTS = np.arange(40, dtype=np.float64).reshape(20, 2) / 40.0

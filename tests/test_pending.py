@@ -26,7 +26,7 @@ from trieste_scalable.acquisition import (
 )
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.acquisition.pending import outstanding, proposed
-from trieste_scalable.campaigns.campaign import RandomRule
+from trieste_scalable.campaigns.algorithms import RandomRule
 from trieste_scalable.models import (
     AdaptiveSVGP,
     ExactDictionary,

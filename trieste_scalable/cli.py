@@ -24,7 +24,7 @@ MIN_NOISE_VARIANCE = 1e-12  # the lower bound of the models' positive() noise tr
 
 
 def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch: int) -> None:
-    from .campaigns.campaign import ALGORITHMS
+    from .campaigns.algorithms import ALGORITHMS
 
     parser.add_argument("--algorithm", default=algorithm, choices=ALGORITHMS)
     parser.add_argument(
@@ -192,7 +192,7 @@ def _screen(args: argparse.Namespace) -> int:
     import numpy as np
 
     from .acquisition import ConfidenceWidth
-    from .campaigns.campaign import build
+    from .campaigns.algorithms import build
     from .campaigns.session import run_session
     from .kernels import Tanimoto
     from .problems.oracles import is_table_objective
@@ -299,7 +299,7 @@ def _report_workers(problem: Any, result: Any, oracle: Any) -> None:
 
 def _optimize(args: argparse.Namespace) -> int:
     from .acquisition import ConfidenceWidth
-    from .campaigns.campaign import build
+    from .campaigns.algorithms import build
     from .campaigns.session import run_session
     from .problems import get_problem
 
