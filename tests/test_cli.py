@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from trieste_scalable import cli
+from trieste_scalable import arguments
 from trieste_scalable.acquisition import rule_state
 from trieste_scalable.acquisition.thompson import ThompsonState
 from trieste_scalable.campaigns import algorithms
@@ -159,8 +159,8 @@ def test_ratio_threshold_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_asynchronous_campaigns_let_adaptive_batches_refill_proposals_in_hand() -> None:
     def parsed(*extra: str) -> Any:
-        args = cli._parser().parse_args(["screen", "--batch-size", "3", *extra])
-        return cli.max_batch_size(args)
+        args = arguments.parser().parse_args(["screen", "--batch-size", "3", *extra])
+        return arguments.max_batch_size(args)
 
     assert parsed() == 3
     assert parsed("--workers", "4") == 3  # whole batches
