@@ -7,7 +7,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional
 
 import numpy as np
-import scipy.optimize
 import tensorflow as tf
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
@@ -17,8 +16,8 @@ from trieste.types import State, Tag, TensorType
 
 from ..numerics.bits import take_rows
 from ..sampling.feature_cache import SignCache
-from ..sampling.features import Draws, FeatureMap, feature_map_for
-from ..sampling.pathwise import PathwiseWeights, evaluate_paired
+from ..sampling.features import Draws, feature_map_for
+from ..sampling.pathwise import PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer
 from .candidates import (
     EvaluatedCandidates,
@@ -33,6 +32,7 @@ from .pathwise_source import PathwiseSource, pathwise_source
 from .pending import Points, no_points, outstanding, proposed, rows_seen
 from .rule_state import saved_state
 from .summaries import LogsStatistics
+from .thompson_refinement import paired_value_and_gradient, refine
 
 _FIRST_RANKS = 16  # candidates ranked per sample on the first try (see _discrete_batch)
 
@@ -277,7 +277,7 @@ class BatchThompsonSampling(
         start = tf.gather(pool, index[:, 0])  # [B, D]
         if not self._refine:
             return start
-        return _refine(paired, draws, weights, start, space, self._max_refine_iterations)
+        return refine(paired, draws, weights, start, space, self._max_refine_iterations)
 
     # ----------------------------------------------------------------- helpers
     def _scorer(self, source: PathwiseSource) -> tuple[ChunkedSampleScorer, Any]:
@@ -288,7 +288,7 @@ class BatchThompsonSampling(
             scorer = ChunkedSampleScorer(
                 features, source.mean_function, self._chunk_size, self._scoring_dtype
             )
-            self._scorers[key] = (scorer, _paired_value_and_gradient(features, source))
+            self._scorers[key] = (scorer, paired_value_and_gradient(features, source))
         return self._scorers[key]
 
 
@@ -311,53 +311,3 @@ def _first_free(ranked: np.ndarray) -> Optional[np.ndarray]:
         chosen[b] = free
         taken.add(free)
     return chosen
-
-
-def _paired_value_and_gradient(features: FeatureMap, source: PathwiseSource) -> Any:
-    """Compiled ``(x [B, D], draws, weights) -> (f_b(x_b) [B], gradient of their sum [B, D])``."""
-
-    def value_and_gradient(
-        x: tf.Tensor, draws: Draws, weights: PathwiseWeights
-    ) -> tuple[tf.Tensor, tf.Tensor]:
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            values = evaluate_paired(features, source.mean_function, draws, weights, x)
-            total = tf.reduce_sum(values)
-        return values, tape.gradient(total, x)
-
-    return tf.function(value_and_gradient, reduce_retracing=True)
-
-
-def _refine(
-    paired: Any,
-    draws: Draws,
-    weights: PathwiseWeights,
-    start: tf.Tensor,
-    space: Box,
-    max_iterations: int,
-) -> tf.Tensor:
-    """L-BFGS-B on :math:`\\sum_b \\tilde f_b(x_b)`: the sum is separable, so this minimises every
-    sample at once; a sample keeps its start if the refined point is not better."""
-    dtype = start.dtype
-    shape = start.shape
-
-    def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
-        x = tf.constant(flat.reshape(shape), dtype=dtype)
-        values, gradient = paired(x, draws, weights)
-        return float(tf.reduce_sum(values)), gradient.numpy().ravel()
-
-    bounds = list(
-        zip(np.tile(space.lower.numpy(), shape[0]), np.tile(space.upper.numpy(), shape[0]))
-    )
-    result = scipy.optimize.minimize(
-        objective,
-        start.numpy().ravel(),
-        jac=True,
-        method="L-BFGS-B",
-        bounds=bounds,
-        options={"maxiter": max_iterations},
-    )
-    refined = tf.constant(result.x.reshape(shape), dtype=dtype)
-    before = paired(start, draws, weights)[0]
-    after = paired(refined, draws, weights)[0]
-    return tf.where((after <= before)[:, None], refined, start)

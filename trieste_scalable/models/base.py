@@ -19,6 +19,7 @@ from trieste.models.interfaces import SupportsGetKernel, TrainableProbabilisticM
 from trieste.models.utils import write_summary_kernel_parameters
 
 from .data import ReplicatedData, aggregate, validate_dataset
+from .fit_objectives import FitObjectives
 from .fitter import HyperparameterFitter
 from .fitting import FitSchedule, degeneracy, input_scales
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
@@ -29,7 +30,11 @@ PosteriorT = TypeVar("PosteriorT")
 
 
 class ReplicatedGPBase(
-    LatentPredictions, TrainableProbabilisticModel, SupportsGetKernel, Generic[PosteriorT]
+    LatentPredictions,
+    FitObjectives,
+    TrainableProbabilisticModel,
+    SupportsGetKernel,
+    Generic[PosteriorT],
 ):
     """Base of the package's GP models (see the subclasses for the posterior they use).
 
@@ -134,17 +139,6 @@ class ReplicatedGPBase(
     def _refactorise(self) -> None:
         """Recompute the posterior for the current data after a hyperparameter change."""
 
-    def _objective(self) -> Callable[[], tf.Tensor]:
-        """A closure returning the quantity :meth:`optimize` maximises: the exact log likelihood
-        up to ``exact_fit_limit`` unique inputs, else the model's sparse bound."""
-        if self._require_data().counts.size <= self._exact_fit_limit:
-            return self._exact_objective()
-        return self._sparse_objective()
-
-    def _sparse_objective(self) -> Callable[[], tf.Tensor]:
-        """The sparse model's bound (sparse models override this)."""
-        raise NotImplementedError
-
     def _log_extra(self) -> None:
         """Subclass-specific TensorBoard scalars (inside an active writer context)."""
 
@@ -214,7 +208,7 @@ class ReplicatedGPBase(
             # the mean is the last of _hyperparameters(): its built-with value is this one
             self._initial_values[-1] = np.asarray(mean, dtype=self._mean.dtype.as_numpy_dtype)
         data = aggregate(x, y - np.asarray(centre, dtype=y.dtype))
-        if self._data is not None and _same_data(data, self._data):
+        if self._data is not None and data.same_as(self._data):
             return  # e.g. Trieste's loop updating a model built with the same data: no-op
         previous, previous_data = (self._centre, self._mean.numpy()), self._data
         self._centre = centre
@@ -278,38 +272,6 @@ class ReplicatedGPBase(
         """Fits that failed, ended worse than they started or were degenerate, and were undone."""
         return self.fitter.rejections
 
-    def _exact_objective(self) -> Callable[[], tf.Tensor]:
-        """The exact log likelihood of every evaluation (``replicated.log_marginal_likelihood``
-        compiled for this model's kernel), reading the noise and the mean live."""
-        data = self._require_data()
-        args = (*self._data_tensors()[:2], tf.constant(data.means))
-        ssw = tf.constant(data.within_sum_squares, dtype=self._dtype)
-        return lambda: self.compiled.exact_evidence(
-            *args, ssw, self.get_observation_noise(), self._prior_mean()
-        )
-
-    def _sgpr_objective(
-        self, inducing: tf.Tensor, mask: tf.Tensor, jitter: float
-    ) -> Callable[[], tf.Tensor]:
-        """Titsias' bound with the padded ``inducing`` points [M, D] and ``mask`` [M]
-        (``evidence.sgpr_evidence`` compiled for this model's kernel; absolute ``jitter`` on
-        :math:`K_S`), reading the noise and the mean live."""
-        args = (inducing, mask, *self._data_tensors())
-        jitter_tensor = tf.constant(jitter, dtype=self._dtype)
-        return lambda: self.compiled.evidence(
-            *args, self.get_observation_noise(), self._prior_mean(), jitter_tensor
-        )
-
-    def _data_tensors(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
-        """Unique inputs [n, D], counts [n], sums [n] and the total sum of squares []."""
-        data = self._require_data()
-        return (
-            tf.constant(data.inputs),
-            tf.constant(data.counts),
-            tf.constant(data.sums),
-            tf.constant(data.sum_squares, dtype=self._dtype),
-        )
-
     def _hyperparameters(self) -> list[gpflow.Parameter]:
         """The kernel's parameters, the noise variance and the prior mean, in a fixed order."""
         return list(self._kernel.parameters) + [self._noise, self._mean]
@@ -360,13 +322,3 @@ class ReplicatedGPBase(
     def _repr_extra(self) -> str:
         """Settings of the subclass shown by ``repr``, each followed by ``", "``."""
         return ""
-
-
-def _same_data(new: ReplicatedData, old: ReplicatedData) -> bool:
-    return (
-        new.inputs.shape == old.inputs.shape
-        and np.array_equal(new.counts, old.counts)
-        and np.array_equal(new.sums, old.sums)
-        and np.array_equal(new.inputs, old.inputs)
-        and new.sum_squares == old.sum_squares
-    )

@@ -41,6 +41,16 @@ class ReplicatedData:
     def means(self) -> np.ndarray:
         return self.sums / self.counts
 
+    def same_as(self, other: ReplicatedData) -> bool:
+        """Whether these are ``other``'s data exactly."""
+        return (
+            self.inputs.shape == other.inputs.shape
+            and np.array_equal(self.counts, other.counts)
+            and np.array_equal(self.sums, other.sums)
+            and np.array_equal(self.inputs, other.inputs)
+            and self.sum_squares == other.sum_squares
+        )
+
     def extends(self, other: ReplicatedData) -> bool:
         """Whether these data are ``other`` plus further evaluations, as Trieste's loops append
         them (``other``'s unique inputs first, in order, each evaluated at least as often)."""
