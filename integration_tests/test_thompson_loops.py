@@ -23,7 +23,10 @@ STEPS = 5
 
 @pytest.mark.parametrize(
     "problem, noise_variance",
-    [pytest.param(Hartmann6, 0.5, id="hartmann6"), pytest.param(Shekel4, 0.1, id="shekel4")],
+    [
+        pytest.param(Hartmann6, 0.5, id="hartmann6", marks=pytest.mark.slow),  # 27 s on 2 cores
+        pytest.param(Shekel4, 0.1, id="shekel4"),
+    ],
 )
 def test_batch_thompson_sampling_beats_random_search(problem, noise_variance) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(0)

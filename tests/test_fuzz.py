@@ -257,7 +257,9 @@ def _hyperparameters(model: Any) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", ["nystrom", "svgp", "replicated"])
-@pytest.mark.parametrize("offset", [1e8, 1e12])
+@pytest.mark.parametrize(
+    "offset", [pytest.param(1e8, marks=pytest.mark.slow, id="1e8"), pytest.param(1e12, id="1e12")]
+)
 def test_fits_do_not_depend_on_an_output_offset(name: str, offset: float) -> None:
     data = replicated_dataset(0, num_unique=40, num_repeats=10)
     shifted = data.observations + offset
