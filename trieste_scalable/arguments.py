@@ -9,7 +9,7 @@ import math
 from . import __version__
 from .errors import UsageError
 
-MIN_NOISE_VARIANCE = 1e-12  # the lower bound of the models' positive() noise transform
+MIN_NOISE_VARIANCE = 1e-12  # models.base.NOISE_FLOOR (not imported: parsing loads no TensorFlow)
 
 
 def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch: int) -> None:
@@ -119,6 +119,8 @@ def validate(args: argparse.Namespace) -> None:
 
     :raise UsageError: Naming the first bad setting.
     """
+    if args.command == "screen":  # first: --workers sets the default --batch-size
+        _validate_screen(args)
     positive = ["budget", "initial", "batch_size", "beta"]
     positive += ["lengthscale", "kernel_variance"] if args.command == "optimize" else []
     for name in positive:
@@ -133,8 +135,6 @@ def validate(args: argparse.Namespace) -> None:
     if threshold is not None and not (threshold > 1 if epochs else threshold >= 1):
         bound = "above 1" if epochs else "at least 1"
         raise UsageError(f"--ratio-threshold must be {bound}, got {threshold}")
-    if args.command == "screen":
-        _validate_screen(args)
     if args.command == "optimize" and not (
         math.isfinite(args.noise_variance) and args.noise_variance > MIN_NOISE_VARIANCE
     ):

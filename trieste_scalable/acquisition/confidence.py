@@ -57,10 +57,10 @@ class ConfidenceWidth:
             raise ValueError(f"unknown width mode {self.mode!r}")
         if not 0 < self.delta < 1:
             raise ValueError(f"delta must be in (0, 1), got {self.delta}")
-        if self.beta < 0 or self.rkhs_norm < 0:
-            raise ValueError(f"beta and rkhs_norm must be >= 0, got {self.beta}, {self.rkhs_norm}")
-        if self.noise_std is not None and self.noise_std < 0:
-            raise ValueError(f"noise_std must be >= 0, got {self.noise_std}")
+        for name in ("beta", "rkhs_norm", "noise_std"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):  # NaN too
+                raise ValueError(f"{name} must be finite and >= 0, got {value}")
 
     def information_term(self, variance: float, exact: bool) -> float:
         """The per-point term added to :math:`L` for a point selected with ``variance``.

@@ -39,7 +39,7 @@ from ..numerics.linalg import chunked_map
 from .candidates import EvaluatedCandidates, candidate_rows, check_search_space, objective_of
 from .confidence import ConfidenceWidth
 from .pending import Points, no_points, outstanding, proposed
-from .rule_state import saved_state
+from .rule_state import check_state, saved_state
 from .summaries import LogsStatistics
 
 _CHUNK = 4096  # candidates per prediction: memory stays bounded on large libraries
@@ -177,6 +177,7 @@ class EpochRule(
         evaluated = 0 if dataset is None else int(dataset.query_points.shape[0])
 
         def state_func(state: Optional[MiniMetaState]) -> tuple[MiniMetaState, TensorType]:
+            check_state(state, MiniMetaState, self)
             state = state or MiniMetaState()
             if self._budget is not None and state.evaluations >= self._budget:
                 raise ValueError(f"the budget of {self._budget} evaluations is spent")

@@ -36,7 +36,7 @@ from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objec
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .pending import Points, outstanding, proposed, rows_seen
 from .protocols import InBatchPosteriorLike, SupportsHallucination
-from .rule_state import saved_state
+from .rule_state import check_state, saved_state
 from .stopping import StoppingRule
 from .summaries import LogsStatistics
 
@@ -144,6 +144,7 @@ class HallucinatedBatchRule(
         model = self._checked(objective)
 
         def state_func(state: Optional[BatchUCBState]) -> tuple[BatchUCBState, TensorType]:
+            check_state(state, BatchUCBState, self)
             if state is None:
                 state = BatchUCBState(information=model.information_gain())
             seed = int(np.random.default_rng([self._seed, state.num_batches]).integers(2**31))

@@ -29,10 +29,25 @@ Points = tuple[tuple[float, ...], ...]
 
 def outstanding(pending: Points, seen: int, dataset: Optional[Dataset]) -> np.ndarray:
     """The points of ``pending`` not told yet [P, D]: ``pending`` less (one copy each) the rows
-    ``dataset`` gained after its first ``seen``."""
+    ``dataset`` gained after its first ``seen``.
+
+    :raise ValueError: If the pending points are not finite rows of the dataset's width (e.g. a
+        state edited by hand).
+    """
     if not pending:
         return np.zeros((0, 0))
-    points = np.asarray(pending, dtype=np.float64)
+    try:
+        points = np.asarray(pending, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("the rule state's pending points are not rows of numbers") from None
+    width = None if dataset is None else int(dataset.query_points.shape[-1])
+    if points.ndim != 2 or (width is not None and points.shape[1] != width):
+        raise ValueError(
+            f"the rule state's pending points have shape {points.shape}; "
+            f"expected [P, {width or 'D'}] (the dataset's width)"
+        )
+    if not np.all(np.isfinite(points)):
+        raise ValueError("the rule state's pending points hold NaN or infinite values")
     if dataset is None:
         return points
     told = dataset.query_points.numpy()[seen:].astype(np.float64)

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Optional, TypeVar
+import math
+import typing
+from typing import Any, Optional, TypeVar, Union
 
 STATE_TYPES: dict[str, type] = {}
 """The rule states :func:`encode` and :func:`decode` know, by class name (:func:`saved_state`)."""
@@ -28,6 +30,19 @@ def saved_state(cls: StateT) -> StateT:
         raise TypeError(f"a saved rule state must be a dataclass, got {cls.__name__}")
     STATE_TYPES[cls.__name__] = cls
     return cls
+
+
+def check_state(state: Any, expected: type, rule: object) -> None:
+    """Refuse a state ``rule`` cannot continue from (e.g. another rule's, restored with
+    ``AskTellOptimizer.from_state``); ``None`` (a fresh start) is accepted.
+
+    :raise TypeError: Naming the rule and both state types.
+    """
+    if state is not None and not isinstance(state, expected):
+        raise TypeError(
+            f"{rule!r} cannot continue from a {type(state).__name__} (it keeps a "
+            f"{expected.__name__}): the state was saved by another rule"
+        )
 
 
 def encode(state: Any, batch: int) -> str:
@@ -58,6 +73,33 @@ def decode(text: str) -> tuple[Optional[Any], int]:
             return None, batch
         cls = STATE_TYPES[saved["type"]]
         fields = {k: _frozen(v) for k, v in saved["fields"].items()}
+        hints = typing.get_type_hints(cls)
+        for name, value in fields.items():
+            if name in hints and not _conforms(value, hints[name]):
+                raise ValueError(f"field {name} = {value!r} is not a {hints[name]}")
         return cls(**fields), batch
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"not a saved rule state ({type(error).__name__}: {error})") from None
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """Whether a decoded ``value`` is of the field type ``hint``: ints are ints (not bools or
+    strings), floats finite numbers, tuples tuples of such values, ``Optional`` also ``None``.
+    Types beyond these are taken as JSON gave them."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return number and math.isfinite(value)
+    if hint is type(None):
+        return value is None
+    if origin is Union:
+        return any(_conforms(value, arg) for arg in args)
+    if origin is tuple:
+        if not isinstance(value, tuple):
+            return False
+        if len(args) == 2 and args[1] is Ellipsis:
+            return all(_conforms(v, args[0]) for v in value)
+        return len(value) == len(args) and all(_conforms(v, a) for v, a in zip(value, args))
+    return True

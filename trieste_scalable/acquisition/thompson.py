@@ -30,7 +30,7 @@ from .candidates import (
 )
 from .pathwise_source import PathwiseSource, pathwise_source
 from .pending import Points, no_points, outstanding, proposed, rows_seen
-from .rule_state import saved_state
+from .rule_state import check_state, saved_state
 from .summaries import LogsStatistics
 from .thompson_refinement import paired_value_and_gradient, refine
 
@@ -168,6 +168,7 @@ class BatchThompsonSampling(
         model, dataset = objective_of(models, datasets, search_space)
 
         def state_func(state: Optional[ThompsonState]) -> tuple[ThompsonState, TensorType]:
+            check_state(state, ThompsonState, self)
             state = state or ThompsonState()
             seeds = np.random.default_rng([self._seed, state.num_batches]).integers(2**31, size=4)
             pending = outstanding(state.pending, state.seen, dataset)

@@ -26,7 +26,7 @@ from ..acquisition import (
 )
 from ..acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
 from ..acquisition.pending import Points, outstanding, proposed, rows_seen
-from ..acquisition.rule_state import saved_state
+from ..acquisition.rule_state import check_state, saved_state
 from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from ..numerics.bits import take_rows
 
@@ -63,6 +63,7 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
             evaluated = self._evaluated(search_space, dataset)
 
         def state_func(state: Optional[RandomState]) -> tuple[RandomState, TensorType]:
+            check_state(state, RandomState, self)
             state = state or RandomState()
             pending = outstanding(state.pending, state.seen, dataset)
             allowed = np.flatnonzero(~(evaluated | self._evaluated.among(search_space, pending)))

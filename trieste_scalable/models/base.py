@@ -6,6 +6,7 @@ subclasses condition on the data (``_absorb``, ``_refactorise``). The prediction
 
 from __future__ import annotations
 
+import math
 from abc import abstractmethod
 from typing import Any, Callable, Generic, Optional, TypeVar
 
@@ -24,6 +25,9 @@ from .fitter import HyperparameterFitter
 from .fitting import FitSchedule, degeneracy, input_scales
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
 from .prediction import LatentPredictions
+
+NOISE_FLOOR = 1e-12
+"""The lower bound of the noise variance's positive transform: a model's noise stays above it."""
 
 PosteriorT = TypeVar("PosteriorT")
 """The posterior a model keeps (a NamedTuple of tensors its compiled functions take)."""
@@ -92,8 +96,11 @@ class ReplicatedGPBase(
         fit_prior_mean: bool = True,
         exact_fit_limit: int = 1000,
     ):
-        if not noise_variance > 0:
-            raise ValueError(f"noise_variance must be positive, got {noise_variance}")
+        if not (math.isfinite(noise_variance) and noise_variance > NOISE_FLOOR):
+            raise ValueError(
+                f"noise_variance must be finite and above {NOISE_FLOOR:g} (the models' floor), "
+                f"got {noise_variance}"
+            )
         if chunk_size <= 0:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
         self._kernel = kernel
@@ -104,7 +111,7 @@ class ReplicatedGPBase(
         with gpflow.config.as_context(gpflow.config.Config(float=self._dtype)):
             # positive() builds its shift in the default float: build it in the model's dtype
             self._noise = gpflow.Parameter(
-                noise_variance, transform=positive(1e-12), dtype=self._dtype
+                noise_variance, transform=positive(NOISE_FLOOR), dtype=self._dtype
             )
         if prior_mean is not None and not np.isfinite(prior_mean):
             raise ValueError(f"prior_mean must be finite, got {prior_mean}")

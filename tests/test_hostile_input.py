@@ -1,0 +1,124 @@
+"""Hostile input through the Python API and the command line's checks (issue 27's cases that do
+not need workers): each gets a clear error naming the argument, the field or the rule."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import gpflow
+import numpy as np
+import pytest
+import tensorflow as tf
+from trieste.ask_tell_optimization import AskTellOptimizer
+from trieste.data import Dataset
+from trieste.space import DiscreteSearchSpace
+
+from trieste_scalable.acquisition import (
+    BBKB,
+    BatchThompsonSampling,
+    BatchUCBState,
+    ConfidenceWidth,
+    MiniGPUCB,
+    MiniMetaState,
+    ThompsonState,
+    rule_state,
+)
+from trieste_scalable.arguments import MIN_NOISE_VARIANCE
+from trieste_scalable.cli import main
+from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
+from trieste_scalable.models.base import NOISE_FLOOR
+
+
+@pytest.mark.parametrize("field", ["beta", "rkhs_norm", "noise_std", "delta"])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -1.0])
+def test_confidence_widths_refuse_non_finite_and_negative_settings(
+    field: str, value: float
+) -> None:
+    with pytest.raises(ValueError, match=field):
+        ConfidenceWidth("constant", **{field: value})
+
+
+def _data() -> Dataset:
+    x = np.random.default_rng(0).uniform(size=(8, 2))
+    return Dataset(tf.constant(x), tf.constant(np.sin(3 * x[:, :1])))
+
+
+@pytest.mark.parametrize("model", [NystromGPR, ReplicatedGPR, AdaptiveSVGP])
+@pytest.mark.parametrize("noise", [1e-13, 0.0, math.inf, math.nan, -1.0])
+def test_models_refuse_a_noise_variance_below_their_floor_or_not_finite(
+    model: type, noise: float
+) -> None:
+    with pytest.raises(ValueError, match="noise_variance must be finite and above 1e-12"):
+        model(gpflow.kernels.SquaredExponential(), noise, _data())
+    assert MIN_NOISE_VARIANCE == NOISE_FLOOR  # the command line checks the models' floor
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"information": 0.5, "num_batches": "3"},
+        {"information": 0.5, "pending": "abc"},
+        {"information": float("nan")},
+        {"information": 0.5, "num_batches": True},
+        {"information": 0.5, "pending": [[0.1, "x"]]},
+        {"information": 0.5, "seen": 1.5},
+    ],
+)
+def test_saved_states_with_ill_typed_fields_are_refused(fields: dict[str, object]) -> None:
+    text = json.dumps({"batch": 2, "type": "BatchUCBState", "fields": fields})
+    with pytest.raises(ValueError, match="not a saved rule state.*field"):
+        rule_state.decode(text)
+    good = {"information": 0.5, "num_batches": 3, "pending": [[0.1, 0.2]], "seen": 4}
+    state, _ = rule_state.decode(json.dumps({"batch": 2, "type": "BatchUCBState", "fields": good}))
+    assert state == BatchUCBState(0.5, 3, 0, ((0.1, 0.2),), 4)
+
+
+def test_a_rule_restored_with_another_rules_state_names_both() -> None:
+    data = _data()
+    space = DiscreteSearchSpace(tf.constant(np.random.default_rng(1).uniform(size=(50, 2))))
+    kernel = gpflow.kernels.SquaredExponential()
+    bbkb = AskTellOptimizer(space, data, NystromGPR(kernel, 0.1, data), BBKB(seed=0))
+    bbkb.ask()
+    saved = bbkb.to_state()
+    for rule in [MiniGPUCB(), BatchThompsonSampling(4)]:  # over the saved NystromGPR
+        restored = AskTellOptimizer.from_state(saved, space, rule)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=f"{type(rule).__name__}.*BatchUCBState"):
+            restored.ask()
+
+
+@pytest.mark.parametrize(
+    "pending, message",
+    [
+        (((0.1, 0.2, 0.3),), "shape"),
+        (((0.1, math.nan),), "NaN"),
+        (((0.1, 0.2), (0.3,)), "rows of numbers"),
+    ],
+)
+@pytest.mark.parametrize("rule_name", ["bbkb", "mini-ucb", "ts"])
+def test_bad_pending_points_in_a_rule_state_are_one_clear_error(
+    pending: tuple[tuple[float, ...], ...], message: str, rule_name: str
+) -> None:
+    data = _data()
+    space = DiscreteSearchSpace(tf.constant(np.random.default_rng(1).uniform(size=(50, 2))))
+    kernel = gpflow.kernels.SquaredExponential()
+    rule, model, state = {
+        "bbkb": (BBKB(seed=0), NystromGPR(kernel, 0.1, data), BatchUCBState(0.0)),
+        "mini-ucb": (MiniGPUCB(), ReplicatedGPR(kernel, 0.1, data), MiniMetaState()),
+        "ts": (BatchThompsonSampling(4), AdaptiveSVGP(kernel, 0.1, data), ThompsonState()),
+    }[rule_name]
+    state = dataclasses.replace(state, pending=pending, seen=len(data))
+    with pytest.raises(ValueError, match=f"pending points.*{message}"):
+        rule.acquire_single(space, model, dataset=data)(state)
+
+
+def test_a_negative_worker_count_is_named_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logdir = tmp_path / "run"
+    argv = ["screen", "--workers", "-2", "--asynchronous", "--logdir", str(logdir), "--quiet"]
+    assert main(argv) == 2
+    assert "--workers must be positive, got -2" in capsys.readouterr().err
+    assert not logdir.exists()
