@@ -27,7 +27,10 @@ from trieste_scalable.acquisition import (
     rule_state,
 )
 from trieste_scalable.arguments import MIN_NOISE_VARIANCE
+from trieste_scalable.campaigns.evaluators import InProcessEvaluator, run_objective
+from trieste_scalable.campaigns.worker_log import Job, WorkerRecords, jobs_to_resubmit
 from trieste_scalable.cli import main
+from trieste_scalable.errors import CampaignError
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.base import NOISE_FLOOR
 
@@ -122,3 +125,40 @@ def test_a_negative_worker_count_is_named_as_such(
     assert main(argv) == 2
     assert "--workers must be positive, got -2" in capsys.readouterr().err
     assert not logdir.exists()
+
+
+def test_huge_objective_values_fail_the_evaluation_not_the_campaign() -> None:
+    with pytest.raises(ValueError, match="beyond"):
+        run_objective(lambda _: 1e300, "CCO")
+    evaluator = InProcessEvaluator(lambda _: -1e300)
+    evaluator.submit(np.zeros(2))
+    (evaluation,) = evaluator.collect()
+    assert evaluation.failed and "beyond" in evaluation.error
+    assert run_objective(lambda _: 1e12, "CCO")[0] == 1e12  # large offsets are fine
+
+
+def test_a_deeply_nested_rule_state_is_a_clear_error() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    text = '{"batch": 1, "type": "ThompsonState", "fields": {"pending": ' + deep + "}}"
+    with pytest.raises(ValueError, match="not a saved rule state"):
+        rule_state.decode(text)
+
+
+def test_in_flight_jobs_are_checked_against_the_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A resumed campaign resubmits a listed job only if its candidate is in the library, not
+    logged already and not listed twice."""
+    records = WorkerRecords(
+        jobs=np.array([0, 1, 2]),
+        batches=np.array([0, 0, 1]),
+        ids=np.array([10, 11, 12]),
+        observed=np.array([1.0, np.nan, 2.0]),
+    )
+    path = tmp_path / "in_flight.json"
+    listed = [Job(2, 1, 12), Job(3, 1, 11), Job(4, 1, 13), Job(5, 1, 13), Job(6, 1, 14)]
+    still = jobs_to_resubmit(listed, records, 20, path)
+    assert still == [Job(4, 1, 13), Job(6, 1, 14)]  # 11 failed and 12 succeeded: both logged
+    assert "2 listed candidates are logged already or listed twice" in capsys.readouterr().out
+    with pytest.raises(CampaignError, match="names candidate 99999, outside the library's 0..19"):
+        jobs_to_resubmit([Job(7, 1, 99999)], records, 20, path)

@@ -78,7 +78,7 @@ def decode(text: str) -> tuple[Optional[Any], int]:
             if name in hints and not _conforms(value, hints[name]):
                 raise ValueError(f"field {name} = {value!r} is not a {hints[name]}")
         return cls(**fields), batch
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"not a saved rule state ({type(error).__name__}: {error})") from None
 
 

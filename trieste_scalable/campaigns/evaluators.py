@@ -79,17 +79,27 @@ class Evaluator(Protocol):
         """Give up what is in flight and release the workers."""
 
 
+MAX_ABS_VALUE = 1e150
+"""Largest observation a campaign accepts in magnitude: a model sums squares of observations."""
+
+
 def run_objective(objective: Objective, argument: Any) -> tuple[float, float, str]:
     """One evaluation where it runs: the observation, the seconds the objective ran (this
     process's monotonic clock) and the process (``host:pid``).
 
-    :raise ValueError: If the objective returned NaN or an infinity (the evaluation fails with
-        that reason: told to a model it would end the campaign).
+    :raise ValueError: If the objective returned NaN, an infinity or a value beyond
+        :data:`MAX_ABS_VALUE` (the evaluation fails with that reason: told to a model it would
+        end the campaign).
     """
     start = time.perf_counter()
     value = float(objective(argument))
     if not math.isfinite(value):
         raise ValueError(f"the objective returned {value}, not a finite number")
+    if abs(value) > MAX_ABS_VALUE:
+        raise ValueError(
+            f"the objective returned {value:g}, beyond +-{MAX_ABS_VALUE:g} (its square would "
+            "overflow the model's float64 sums)"
+        )
     return value, time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
 
 

@@ -152,3 +152,31 @@ class InFlight:
             raise CampaignError(
                 f"{self.path} is damaged ({error}): it lists the evaluations that were in flight"
             ) from None
+
+
+def jobs_to_resubmit(
+    listed: list[Job], records: WorkerRecords, num_candidates: int, path: Path
+) -> list[Job]:
+    """The jobs of ``in_flight.json`` to submit again: those not logged, each candidate once and
+    none the log holds already (a candidate is never evaluated twice).
+
+    :raise CampaignError: If a job names a candidate outside the library.
+    """
+    outside = [job.index for job in listed if not 0 <= job.index < num_candidates]
+    if outside:
+        raise CampaignError(
+            f"{path} names candidate {outside[0]}, outside the library's 0..{num_candidates - 1}: "
+            "it is not this campaign's; delete it to resume without the evaluations in flight"
+        )
+    logged, evaluated, still = set(records.jobs.tolist()), set(records.ids.tolist()), []
+    for job in listed:
+        if job.job not in logged and job.index not in evaluated:
+            evaluated.add(job.index)
+            still.append(job)
+    dropped = sum(job.job not in logged for job in listed) - len(still)
+    if dropped:
+        print(
+            f"{path.name}: {dropped} listed candidates are logged already or listed twice; "
+            "they are not evaluated again"
+        )
+    return still

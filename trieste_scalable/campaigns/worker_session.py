@@ -51,7 +51,7 @@ from .campaign_directory import (
 from .distributed import RayEvaluator, WithLatency
 from .evaluators import Evaluation
 from .logdir import CampaignLock, write_atomically
-from .worker_log import InFlight, Job, WorkerLog, WorkerRecords
+from .worker_log import InFlight, Job, WorkerLog, WorkerRecords, jobs_to_resubmit
 
 IN_FLIGHT = "in_flight.json"
 LOG_EVERY_SECONDS = 1.0
@@ -90,8 +90,7 @@ def run_on_workers(
         check_same_campaign(saved, settings, problem.content_hash())
         records = log.read_records()
         listed, next_job = journal.read()
-        logged = set(records.jobs.tolist())
-        still = [job for job in listed if job.job not in logged]
+        still = jobs_to_resubmit(listed, records, len(problem.points), journal.path)
         next_job = max([next_job, *(records.jobs + 1).tolist()])
         print(f"resuming: {len(records.jobs)} evaluations logged, {len(still)} were in flight")
     else:
