@@ -82,6 +82,27 @@ def test_python_oracle_failures_are_logged_with_timings_and_never_told(
     assert "tfevents" in events
 
 
+def test_failed_initial_molecules_are_never_proposed_again(tmp_path: Path) -> None:
+    """A library used up exactly (10 initial + a budget of 30 of 40 molecules, half with
+    chlorine, on which the oracle fails): every molecule is evaluated once. A fresh rule used to
+    start without the failed initial molecules as pending points, so it proposed them again and
+    left others never evaluated."""
+    smiles = load_smiles("moses-20k")
+    chlorine = [s for s in smiles if "Cl" in s][:20]
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(chlorine + [s for s in smiles if "Cl" not in s][:20]) + "\n")
+    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    logdir = tmp_path / "run"
+    oracle = "python:integration_tests.objectives:length_or_fail"
+    command = _screen(library, logdir, "--objective", oracle, "--workers", "2", "--budget", "30")
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(logdir)
+    initial_failures = [row for row in rows if row["batch"] == "0" and row["error"]]
+    assert initial_failures  # what the test is about (10 of 40, half failing)
+    assert len(rows) == 40 and len({row["index"] for row in rows}) == 40
+
+
 def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     tmp_path: Path, setting: tuple[Path, dict[str, str]]
 ) -> None:

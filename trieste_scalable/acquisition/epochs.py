@@ -119,6 +119,9 @@ class EpochRule(
     _name = "mini"
     width: ConfidenceWidth
 
+    state_type = MiniMetaState
+    """The ``State`` value this rule keeps (a fresh one is ``MiniMetaState()``)."""
+
     def __init__(
         self,
         ratio_threshold: float = 2.0,

@@ -46,14 +46,15 @@ from .summaries import LogsStatistics
 class BatchUCBState:
     """What a UCB-family rule carries between steps.
 
-    :ivar information: Accumulated :math:`L` of the confidence width (see ``confidence.py``).
+    :ivar information: Accumulated :math:`L` of the confidence width (see ``confidence.py``);
+        ``None`` (a fresh state) starts it at the model's information gain.
     :ivar num_batches: Batches acquired so far.
     :ivar last_batch_size: Size of the last batch.
     :ivar pending: Points proposed and not told yet (:mod:`.pending`).
     :ivar seen: Dataset rows when they were proposed.
     """
 
-    information: float
+    information: Optional[float] = None
     num_batches: int = 0
     last_batch_size: int = 0
     pending: Points = ()
@@ -87,6 +88,9 @@ class HallucinatedBatchRule(
 
     _name = "ucb"
     _repr_extra = ""
+
+    state_type = BatchUCBState
+    """The ``State`` value this rule keeps (a fresh one is ``BatchUCBState()``)."""
 
     def __init__(
         self,
@@ -145,8 +149,10 @@ class HallucinatedBatchRule(
 
         def state_func(state: Optional[BatchUCBState]) -> tuple[BatchUCBState, TensorType]:
             check_state(state, BatchUCBState, self)
-            if state is None:
-                state = BatchUCBState(information=model.information_gain())
+            state = state or BatchUCBState()
+            information = state.information
+            if information is None:
+                information = model.information_gain()
             seed = int(np.random.default_rng([self._seed, state.num_batches]).integers(2**31))
             candidates = candidate_points(search_space, dataset, self._pool_size, seed)
             pending = outstanding(state.pending, state.seen, dataset)
@@ -158,7 +164,7 @@ class HallucinatedBatchRule(
                 if not self._allow_repeats:
                     excluded |= self._evaluated.among(search_space, pending)
             batch, information, stats = self._build_batch(
-                model, candidates, state.information, excluded, pending
+                model, candidates, information, excluded, pending
             )
             new_state = replace(
                 state,

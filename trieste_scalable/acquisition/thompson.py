@@ -106,6 +106,9 @@ class BatchThompsonSampling(
 
     _name = "thompson"
 
+    state_type = ThompsonState
+    """The ``State`` value this rule keeps (a fresh one is ``ThompsonState()``)."""
+
     def __init__(
         self,
         num_query_points: int = 1,

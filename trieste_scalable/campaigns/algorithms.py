@@ -50,6 +50,9 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
     replacement). Batch ``k`` is drawn with the seed ``(seed, k)``, so a restored run draws
     what it would have."""
 
+    state_type = RandomState
+    """The ``State`` value this rule keeps (a fresh one is ``RandomState()``)."""
+
     def __init__(self, batch_size: int, seed: int = 0, exclude_evaluated: bool = False):
         self._batch_size = batch_size
         self._seed = seed

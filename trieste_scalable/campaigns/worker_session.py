@@ -200,6 +200,8 @@ class _Campaign:
     ) -> None:
         failed = [i for i, y in zip(self.ids, self.observed) if not np.isfinite(y)]
         pending = np.asarray(self.problem.points[failed + [job.index for job in resubmit]])
+        if state is None and hasattr(rule, "state_type"):  # a fresh rule: a fresh state
+            state = rule.state_type()
         if state is not None:  # what is pending now: failed and resubmitted points
             state = dataclasses.replace(
                 state, pending=proposed(pending[:0], pending), seen=len(data)
