@@ -85,6 +85,24 @@ def test_worker_log_reads_non_finite_logged_values_as_failures(library: Path) ->
         log.read_records()
 
 
+def test_a_repeated_log_row_is_read_once(library: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A last row written twice (e.g. copied by hand) would be told twice on --resume."""
+    problem = screening_problem(str(library), None)
+    log = WorkerLog(library.parent / "evaluations.csv", problem)
+    log.start_empty()
+    log.append_evaluations(
+        [Job(0, 0, 3), Job(1, 0, 7)], [_evaluation(0, 0.5), _evaluation(1, 0.25)]
+    )
+    last = log.path.read_text().splitlines()[-1]
+    with open(log.path, "a") as handle:
+        handle.write(last + "\n")
+    records = log.read_records()
+    np.testing.assert_array_equal(records.jobs, [0, 1])
+    np.testing.assert_array_equal(records.ids, [3, 7])
+    np.testing.assert_array_equal(records.observed, [0.5, 0.25])
+    assert "line 4 repeats job 1" in capsys.readouterr().out
+
+
 def test_worker_log_refuses_another_library(library: Path, tmp_path: Path) -> None:
     problem = screening_problem(str(library), None)
     log = WorkerLog(tmp_path / "evaluations.csv", problem)

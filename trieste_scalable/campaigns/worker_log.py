@@ -94,7 +94,8 @@ class WorkerLog(EvaluationLog):
             os.fsync(handle.fileno())
 
     def read_records(self) -> WorkerRecords:
-        """Every logged evaluation (a partial last line is cut off, as :meth:`read` does).
+        """Every logged evaluation (a partial last line is cut off, as :meth:`read` does; a row
+        repeating a job is read once, with a message).
 
         :raise CampaignError: On a missing file, another header, or a malformed row.
         """
@@ -124,6 +125,15 @@ class WorkerLog(EvaluationLog):
         ids = records[:, 2].astype(np.int64)
         self._check_identities(ids, rows)
         jobs, batches = records[:, 0].astype(np.int64), records[:, 1].astype(np.int64)
+        _, first = np.unique(jobs, return_index=True)
+        if len(first) < len(jobs):  # a row written twice (e.g. copied by hand): told once
+            again = sorted(set(range(len(jobs))) - set(first.tolist()))
+            print(
+                f"{self.path.name}: line {again[0] + 2} repeats job {jobs[again[0]]} "
+                f"({len(again)} repeated rows): each job is read once"
+            )
+            keep = np.sort(first)
+            jobs, batches, ids, records = jobs[keep], batches[keep], ids[keep], records[keep]
         return WorkerRecords(jobs, batches, ids, records[:, 3])
 
 
