@@ -103,6 +103,29 @@ def test_failed_initial_molecules_are_never_proposed_again(tmp_path: Path) -> No
     assert len(rows) == 40 and len({row["index"] for row in rows}) == 40
 
 
+def test_a_timeout_is_never_spent_waiting_behind_a_slow_evaluation(tmp_path: Path) -> None:
+    """One worker, an initial design of 7 molecules of which one (chlorine) runs for a minute,
+    --timeout 10: only that one times out. The initial design used to be submitted at once, so
+    the fast molecules queued behind it timed out without ever running."""
+    smiles = load_smiles("moses-20k")
+    chlorine = [s for s in smiles if "Cl" in s][:1]
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(chlorine + [s for s in smiles if "Cl" not in s][:7]) + "\n")
+    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    logdir = tmp_path / "run"
+    oracle = "python:integration_tests.objectives:slow_for_chlorine"
+    command = _screen(library, logdir, "--objective", oracle, "--workers", "1", "--budget", "1")
+    command[command.index("--initial") + 1] = "7"
+    command += ["--timeout", "10"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = _rows(logdir)
+    initial = [row for row in rows if row["batch"] == "0"]
+    assert len(initial) == 7 and any("Cl" in row["smiles"] for row in initial)
+    for row in initial:
+        assert ("timed out" in row["error"]) == ("Cl" in row["smiles"]), row
+
+
 def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     tmp_path: Path, setting: tuple[Path, dict[str, str]]
 ) -> None:

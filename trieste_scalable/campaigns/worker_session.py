@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -177,10 +178,14 @@ class _Campaign:
     def _initial_design(self, evaluator: RayEvaluator, jobs: list[Job]) -> None:
         if jobs:
             points = np.asarray(self.problem.points[[job.index for job in jobs]])
-            self.submit(points, None, [0] * len(points))
-            for point in points:
-                evaluator.submit(point, self.payload(point))
-            while evaluator.in_flight:
+            self.submit(points, None, [0] * len(points))  # all noted down, so none is lost
+            queue = deque(points)
+            while queue or evaluator.in_flight:
+                # no more than the workers at a time: a --timeout runs from the submission, so
+                # an evaluation must not wait in Ray's queue behind slow ones
+                while queue and evaluator.in_flight < evaluator.num_workers:
+                    point = queue.popleft()
+                    evaluator.submit(point, self.payload(point))
                 self.results(evaluator.collect())
         if not any(b == 0 and np.isfinite(y) for b, y in zip(self.batches, self.observed)):
             raise CampaignError(
