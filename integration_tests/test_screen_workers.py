@@ -126,6 +126,25 @@ def test_a_timeout_is_never_spent_waiting_behind_a_slow_evaluation(tmp_path: Pat
         assert ("timed out" in row["error"]) == ("Cl" in row["smiles"]), row
 
 
+def test_the_console_script_finds_a_python_oracle_in_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "my_assay.py").write_text("def score(smiles):\n    return len(smiles) / 100\n")
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:30]) + "\n")
+    script = Path(sys.executable).parent / "trieste-scalable"
+    command = [str(script)] + _screen(library, tmp_path / "run", "--workers", "2")[3:]
+    command += ["--objective", "python:my_assay:score", "--budget", "2"]
+    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    rows = _rows(tmp_path / "run")
+    assert len(rows) == 12 and not any(row["error"] for row in rows)
+
+
 def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     tmp_path: Path, setting: tuple[Path, dict[str, str]]
 ) -> None:

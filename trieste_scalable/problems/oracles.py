@@ -89,13 +89,26 @@ class Oriented:
         return -observed if self.higher_is_better else observed
 
 
+def _import(module: str) -> Any:
+    """``module``, found in the working directory too, as ``python -m`` finds it (the console
+    script's path starts at its own directory; Ray's workers get the driver's)."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError:
+        here = os.getcwd()
+        if here in sys.path or "" in sys.path:
+            raise
+        sys.path.insert(0, here)
+        return importlib.import_module(module)
+
+
 def resolve(module: str, function: str) -> Callable[[str], float]:
     """The callable ``module.function``.
 
     :raise ValueError: If the module cannot be imported or has no such callable.
     """
     try:
-        found: Any = getattr(importlib.import_module(module), function)
+        found: Any = getattr(_import(module), function)
     except (ImportError, AttributeError) as error:
         raise ValueError(f"cannot load objective {module}:{function} ({error})") from None
     if not callable(found):
