@@ -27,12 +27,14 @@ from trieste_scalable.acquisition import (
     rule_state,
 )
 from trieste_scalable.arguments import MIN_NOISE_VARIANCE
+from trieste_scalable.campaigns import worker_session
 from trieste_scalable.campaigns.evaluators import InProcessEvaluator, run_objective
 from trieste_scalable.campaigns.worker_log import Job, WorkerRecords, jobs_to_resubmit
 from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.base import NOISE_FLOOR
+from trieste_scalable.problems.molecules import load_smiles
 
 
 @pytest.mark.parametrize("field", ["beta", "rkhs_norm", "noise_std", "delta"])
@@ -162,3 +164,24 @@ def test_in_flight_jobs_are_checked_against_the_log(
     assert "2 listed candidates are logged already or listed twice" in capsys.readouterr().out
     with pytest.raises(CampaignError, match="names candidate 99999, outside the library's 0..19"):
         jobs_to_resubmit([Job(7, 1, 99999)], records, 20, path)
+
+
+def test_a_worker_campaign_failing_before_its_first_result_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """E.g. Ray failing to start: the corrected rerun must not be refused."""
+
+    def ray_fails(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("Ray could not start its cluster")
+
+    monkeypatch.setattr(worker_session, "RayEvaluator", ray_fails)
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:30]) + "\n")
+    logdir = tmp_path / "run"
+    argv = ["screen", "--library", str(library), "--workers", "2", "--initial", "5"]
+    argv += ["--budget", "5", "--logdir", str(logdir), "--quiet"]
+    assert main(argv) == 1
+    assert "Ray could not start its cluster" in capsys.readouterr().err
+    left = {p.name for p in logdir.iterdir()}
+    assert not left & {"run.json", "evaluations.csv", "in_flight.json", "rule_state.json"}, left

@@ -107,7 +107,13 @@ def run_on_workers(
         ids = rng.choice(len(problem.points), settings["initial"], replace=False)
         still, next_job = [Job(-1, 0, int(i)) for i in ids], 0  # numbered when submitted
     campaign = _Campaign(problem, settings, oracle, log, journal, records, next_job)
-    return campaign.run(build, still, logdir / RULE_STATE)
+    try:
+        return campaign.run(build, still, logdir / RULE_STATE)
+    except Exception:
+        if not settings["resume"] and not campaign.jobs:  # e.g. Ray did not start
+            for path in (saved, log.path, journal.path, logdir / RULE_STATE):
+                path.unlink(missing_ok=True)  # nothing evaluated: nothing to block a rerun
+        raise
 
 
 class _Campaign:
