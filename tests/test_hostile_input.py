@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import socket
 from pathlib import Path
 
 import gpflow
@@ -28,6 +29,7 @@ from trieste_scalable.acquisition import (
 )
 from trieste_scalable.arguments import MIN_NOISE_VARIANCE
 from trieste_scalable.campaigns import worker_session
+from trieste_scalable.campaigns.distributed import check_reachable
 from trieste_scalable.campaigns.evaluators import InProcessEvaluator, run_objective
 from trieste_scalable.campaigns.worker_log import Job, WorkerRecords, jobs_to_resubmit
 from trieste_scalable.cli import main
@@ -185,3 +187,14 @@ def test_a_worker_campaign_failing_before_its_first_result_leaves_nothing_behind
     assert "Ray could not start its cluster" in capsys.readouterr().err
     left = {p.name for p in logdir.iterdir()}
     assert not left & {"run.json", "evaluations.csv", "in_flight.json", "rule_state.json"}, left
+
+
+def test_an_unreachable_ray_address_fails_fast_with_its_name() -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ConnectionError, match=f"cannot reach a Ray cluster at 127.0.0.1:{port}"):
+        check_reachable(f"127.0.0.1:{port}", seconds=5)
+    with pytest.raises(ConnectionError, match="ray://127.0.0.1"):
+        check_reachable(f"ray://127.0.0.1:{port}", seconds=5)
+    check_reachable("auto")  # left to Ray

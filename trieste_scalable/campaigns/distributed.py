@@ -14,12 +14,33 @@ from __future__ import annotations
 
 import hashlib
 import math
+import socket
 import time
 from typing import Any, Optional
 
 import numpy as np
 
 from .evaluators import Evaluation, Objective, driver_times, failure_reason, run_objective
+
+CONNECT_SECONDS = 10.0
+"""How long :func:`check_reachable` tries a cluster's address."""
+
+
+def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
+    """Fail fast on a ``host:port`` (or ``ray://host:port``) address nothing listens on: Ray's
+    own connection retries for minutes. ``"auto"`` and addresses without a port are left to Ray.
+
+    :raise ConnectionError: Naming the address, if no connection opens within ``seconds``.
+    """
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except OSError as error:
+        raise ConnectionError(
+            f"cannot reach a Ray cluster at {address} ({error}); check --ray-address"
+        ) from None
 
 
 class RayEvaluator:
@@ -56,6 +77,8 @@ class RayEvaluator:
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         if not ray.is_initialized():
+            if address is not None:
+                check_reachable(address)
             cpus = math.ceil(num_workers * num_cpus) if address is None else None
             ray.init(address, num_cpus=cpus, include_dashboard=False, log_to_driver=False)
         self.num_workers = num_workers
