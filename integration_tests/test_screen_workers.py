@@ -145,6 +145,32 @@ def test_the_console_script_finds_a_python_oracle_in_the_working_directory(
     assert len(rows) == 12 and not any(row["error"] for row in rows)
 
 
+def test_sigterm_ends_a_campaign_like_ctrl_c_and_it_resumes(
+    tmp_path: Path, setting: tuple[Path, dict[str, str]]
+) -> None:
+    """Ray's native handler used to abort the driver on SIGTERM (exit -6)."""
+    library, env = setting
+    logdir = tmp_path / "run"
+    command = _screen(library, logdir, "--workers", "2", "--asynchronous", "--latency", "0.3")
+    command += ["--budget", "60"]
+    first = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline and first.poll() is None:
+        if (logdir / "evaluations.csv").exists() and len(_rows(logdir)) >= 20:
+            break
+        time.sleep(0.05)
+    assert first.poll() is None, "the campaign ended before it could be interrupted"
+    first.send_signal(signal.SIGTERM)
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 130 and "continue with the same command plus --resume" in err
+    done = subprocess.run(
+        command + ["--resume"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    rows = _rows(logdir)
+    assert len(rows) == 70 and len({row["index"] for row in rows}) == 70
+
+
 def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     tmp_path: Path, setting: tuple[Path, dict[str, str]]
 ) -> None:

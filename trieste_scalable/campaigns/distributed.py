@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import signal
 import socket
+import threading
 import time
 from typing import Any, Optional
 
@@ -41,6 +43,17 @@ def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
         raise ConnectionError(
             f"cannot reach a Ray cluster at {address} ({error}); check --ray-address"
         ) from None
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM ends the driver as Ctrl-C does (everything logged stays, ``--resume`` goes on):
+    Ray's native failure handler, installed by ``ray.init``, aborts the process on it."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
 
 
 class RayEvaluator:
@@ -81,6 +94,7 @@ class RayEvaluator:
                 check_reachable(address)
             cpus = math.ceil(num_workers * num_cpus) if address is None else None
             ray.init(address, num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+            _interrupt_on_sigterm()
         self.num_workers = num_workers
         self._ray = ray
         self._timeout = timeout
