@@ -36,7 +36,7 @@ from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.base import NOISE_FLOOR
-from trieste_scalable.problems.molecules import load_smiles
+from trieste_scalable.problems.molecules import cached, load_smiles
 
 
 @pytest.mark.parametrize("field", ["beta", "rkhs_norm", "noise_std", "delta"])
@@ -198,3 +198,17 @@ def test_an_unreachable_ray_address_fails_fast_with_its_name() -> None:
     with pytest.raises(ConnectionError, match="ray://127.0.0.1"):
         check_reachable(f"ray://127.0.0.1:{port}", seconds=5)
     check_reachable("auto")  # left to Ray
+
+
+def test_a_directory_in_a_cache_entrys_place_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+    value = cached("scores", "a key", lambda: np.arange(3.0))
+    (entry,) = (tmp_path / "cache").glob("scores-*.npy")
+    entry.unlink()
+    entry.mkdir()  # e.g. a path made by hand
+    again = cached("scores", "a key", lambda: np.arange(3.0))
+    np.testing.assert_array_equal(again, value)
+    assert "is not a file" in capsys.readouterr().err
+    assert entry.is_dir() and not list((tmp_path / "cache").glob("*.tmp.*"))

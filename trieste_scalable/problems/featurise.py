@@ -116,10 +116,15 @@ def _cached(
         except (OSError, ValueError, EOFError, KeyError):
             pass  # damaged: recomputed below
     result = task(chunk, settings)
+    if path.exists() and not path.is_file():
+        return result  # something else in the entry's place: left alone, not cached
     directory.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".{os.getpid()}.tmp.npz")
-    np.savez(temporary, *result)
-    temporary.replace(path)
+    try:
+        np.savez(temporary, *result)
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)
     return result
 
 

@@ -227,9 +227,15 @@ def cached(
         except (OSError, ValueError, EOFError) as error:
             problem = str(error) or type(error).__name__
         print(f"cache entry {path} is damaged ({problem}); recomputing it", file=sys.stderr)
+    elif path.exists():  # a directory or other non-file in the entry's place: left alone
+        print(f"cache entry {path} is not a file; computing without the cache", file=sys.stderr)
+        return compute()
     value = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".{os.getpid()}.tmp.npy")
-    np.save(temporary, value)
-    temporary.replace(path)
+    try:
+        np.save(temporary, value)
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)  # no stray temporary file, whatever happened
     return np.load(path, mmap_mode="r") if mmap else value
