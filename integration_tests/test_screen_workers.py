@@ -82,16 +82,26 @@ def test_python_oracle_failures_are_logged_with_timings_and_never_told(
     assert "tfevents" in events
 
 
+def _chlorine_library(
+    tmp_path: Path, with_chlorine: int, without: int
+) -> tuple[Path, dict[str, str]]:
+    """A library of the first molecules with and without chlorine (the test oracles' slow or
+    failing ones), and the environment of ``setting``."""
+    smiles = load_smiles("moses-20k")
+    chosen = [s for s in smiles if "Cl" in s][:with_chlorine]
+    chosen += [s for s in smiles if "Cl" not in s][:without]
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(chosen) + "\n")
+    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    return library, env
+
+
 def test_failed_initial_molecules_are_never_proposed_again(tmp_path: Path) -> None:
     """A library used up exactly (10 initial + a budget of 30 of 40 molecules, half with
     chlorine, on which the oracle fails): every molecule is evaluated once. A fresh rule used to
     start without the failed initial molecules as pending points, so it proposed them again and
     left others never evaluated."""
-    smiles = load_smiles("moses-20k")
-    chlorine = [s for s in smiles if "Cl" in s][:20]
-    library = tmp_path / "library.smi"
-    library.write_text("\n".join(chlorine + [s for s in smiles if "Cl" not in s][:20]) + "\n")
-    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    library, env = _chlorine_library(tmp_path, 20, 20)
     logdir = tmp_path / "run"
     oracle = "python:integration_tests.objectives:length_or_fail"
     command = _screen(library, logdir, "--objective", oracle, "--workers", "2", "--budget", "30")
@@ -107,11 +117,7 @@ def test_a_timeout_is_never_spent_waiting_behind_a_slow_evaluation(tmp_path: Pat
     """One worker, an initial design of 7 molecules of which one (chlorine) runs for a minute,
     --timeout 10: only that one times out. The initial design used to be submitted at once, so
     the fast molecules queued behind it timed out without ever running."""
-    smiles = load_smiles("moses-20k")
-    chlorine = [s for s in smiles if "Cl" in s][:1]
-    library = tmp_path / "library.smi"
-    library.write_text("\n".join(chlorine + [s for s in smiles if "Cl" not in s][:7]) + "\n")
-    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    library, env = _chlorine_library(tmp_path, 1, 7)
     logdir = tmp_path / "run"
     oracle = "python:integration_tests.objectives:slow_for_chlorine"
     command = _screen(library, logdir, "--objective", oracle, "--workers", "1", "--budget", "1")
