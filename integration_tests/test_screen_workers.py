@@ -115,14 +115,14 @@ def test_failed_initial_molecules_are_never_proposed_again(tmp_path: Path) -> No
 
 def test_a_timeout_is_never_spent_waiting_behind_a_slow_evaluation(tmp_path: Path) -> None:
     """One worker, an initial design of 7 molecules of which one (chlorine) runs for a minute,
-    --timeout 10: only that one times out. The initial design used to be submitted at once, so
+    --timeout 20: only that one times out. The initial design used to be submitted at once, so
     the fast molecules queued behind it timed out without ever running."""
     library, env = _chlorine_library(tmp_path, 1, 7)
     logdir = tmp_path / "run"
     oracle = "python:integration_tests.objectives:slow_for_chlorine"
     command = _screen(library, logdir, "--objective", oracle, "--workers", "1", "--budget", "1")
     command[command.index("--initial") + 1] = "7"
-    command += ["--timeout", "10"]
+    command += ["--timeout", "20"]  # a margin for a new worker's start after a cancellation
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr
     rows = _rows(logdir)
