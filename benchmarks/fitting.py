@@ -43,7 +43,7 @@ from trieste.space import SearchSpace  # noqa: E402
 from trieste.types import TensorType  # noqa: E402
 
 from trieste_scalable.acquisition import BBKB, GPBUCB, BatchThompsonSampling, MiniGPUCB  # noqa: E402
-from trieste_scalable.campaigns.campaign import run_campaign  # noqa: E402
+from trieste_scalable.campaigns.runner import run_campaign  # noqa: E402
 from trieste_scalable.models import (  # noqa: E402
     ExactDictionary,
     NystromGPR,

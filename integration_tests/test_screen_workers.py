@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -228,3 +229,24 @@ def test_a_campaign_whose_initial_evaluations_all_fail_stops_with_a_clear_error(
     assert "every initial evaluation failed" in done.stderr and "the assay rejected" in done.stderr
     rows = _rows(logdir)  # the failures are on record, with their errors
     assert len(rows) == 10 and all("the assay rejected" in row["error"] for row in rows)
+
+
+def test_a_worker_campaign_logged_before_one_engine_resumes(tmp_path: Path) -> None:
+    """``tests/fixtures/old_campaigns/workers_screen`` (made by the code of 387d50d, then cut as a
+    crash leaves it: its last two evaluations listed in ``in_flight.json``, not logged): resumed,
+    those two are submitted again and every molecule is evaluated once; ``summary.png`` too."""
+    old = tmp_path / "old"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "old_campaigns", old)
+    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    before = _rows(old / "workers_screen")
+    command = [sys.executable, "-m", "trieste_scalable", "screen", "--library", "library.smi"]
+    command += ["--workers", "2", "--objective", "logp", "--budget", "25", "--initial", "10"]
+    command += ["--algorithm", "ts", "--logdir", "workers_screen", "--quiet", "--resume"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=old, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "28 evaluations logged, 2 were in flight" in done.stdout
+    rows = _rows(old / "workers_screen")
+    assert rows[:28] == before and len(rows) == 35
+    assert {row["job"] for row in rows[28:30]} == {"28", "29"}  # submitted again, as they were
+    assert len({row["smiles"] for row in rows}) == 35
+    assert (old / "workers_screen" / "summary.png").is_file()

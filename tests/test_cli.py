@@ -38,7 +38,9 @@ def test_optimize_runs_and_writes_its_outputs(
     code = main(["optimize", "--budget", "30", "--logdir", str(tmp_path / "run"), "--quiet"])
     assert code == 0
     lines = (tmp_path / "run" / "evaluations.csv").read_text().splitlines()
-    assert lines[0] == "batch,index,x0,x1,x2,observed,true"
+    assert (
+        lines[0] == "batch,index,x0,x1,x2,observed,true,job,submitted,started,finished,worker,error"
+    )
     assert len(lines) == 1 + 10 + 30  # header, initial design, budget
     assert (tmp_path / "run" / "summary.png").stat().st_size > 0
     assert any(p.name.startswith("events.out.tfevents") for p in (tmp_path / "run").iterdir())
@@ -75,7 +77,7 @@ def test_screen_resumes_without_re_evaluating(
     # the rule continued from its saved state: batch TS drew batches 3 and 4's seeds, not
     # batches 1 and 2's again (a fresh rule would end at num_batches == 2)
     state, batch = rule_state.decode((logdir / "rule_state.json").read_text())
-    assert batch == 4 and state == ThompsonState(num_batches=4)
+    assert batch == 4 and isinstance(state, ThompsonState) and state.num_batches == 4
     assert main(args + ["--budget", "80", "--resume"]) == 0  # already complete: no-op
     assert len(_rows(logdir / "evaluations.csv")) == 100
     # --inducing reaches the model; campaigns logged before the flag existed still resume

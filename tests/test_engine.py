@@ -13,7 +13,7 @@ from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
 from trieste_scalable.campaigns.algorithms import NoModel, RandomRule
-from trieste_scalable.campaigns.asynchronous import run_asynchronous
+from trieste_scalable.campaigns.engine import run_asynchronous
 from trieste_scalable.campaigns.evaluators import Evaluation, InProcessEvaluator
 
 POINTS = np.arange(40, dtype=np.float64).reshape(20, 2) / 40.0

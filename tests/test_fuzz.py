@@ -86,7 +86,7 @@ def _cut_last_line(logdir: Path) -> None:
 
 def _garbage_row(logdir: Path) -> None:
     with open(logdir / "evaluations.csv", "a") as handle:
-        handle.write("3,not-a-number,CCO,0.5,0.5\n")
+        handle.write("3,not-a-number,CCO,0.5,0.5,99,1.0,1.0,1.0,host:1,\n")
 
 
 def _damaged_settings(logdir: Path) -> None:
@@ -109,7 +109,7 @@ def _edited_library_old_run_json(logdir: Path) -> None:
     "damage, code, message",
     [
         (_cut_last_line, 0, None),
-        (_garbage_row, 1, "line 32: batch, index or observed is not a number"),
+        (_garbage_row, 1, "line 32: job, batch, index or observed is not a number"),
         (_damaged_settings, 1, "run.json is damaged"),
         (_edited_library, 1, "library's content changed"),
         (_edited_library_old_run_json, 1, "the library changed since the campaign ran"),
@@ -181,13 +181,13 @@ def test_invalid_settings_write_nothing_and_exit_2(
 def test_failure_before_the_first_batch_leaves_nothing_that_blocks_a_rerun(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    from trieste_scalable.campaigns import campaign
+    from trieste_scalable.campaigns import engine
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise tf.errors.InvalidArgumentError(None, None, "Cholesky failed\nwith details")
 
     args = ["optimize", "--budget", "20", "--logdir", str(tmp_path / "run"), "--quiet"]
-    monkeypatch.setattr(campaign.AskTellOptimizer, "ask", broken)
+    monkeypatch.setattr(engine.AskTellOptimizer, "ask", broken)
     assert main(args) == 1  # a runtime failure: exit 1, one line
     assert capsys.readouterr().err.strip() == (
         "trieste-scalable: error: InvalidArgumentError: Cholesky failed"

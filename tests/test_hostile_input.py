@@ -28,10 +28,10 @@ from trieste_scalable.acquisition import (
     rule_state,
 )
 from trieste_scalable.arguments import MIN_NOISE_VARIANCE
-from trieste_scalable.campaigns import worker_session
+from trieste_scalable.campaigns import session
 from trieste_scalable.campaigns.distributed import check_reachable
 from trieste_scalable.campaigns.evaluators import InProcessEvaluator, run_objective
-from trieste_scalable.campaigns.worker_log import Job, WorkerRecords, jobs_to_resubmit
+from trieste_scalable.campaigns.records import Job, LoggedEvaluations, jobs_to_resubmit
 from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
@@ -153,7 +153,7 @@ def test_in_flight_jobs_are_checked_against_the_log(
 ) -> None:
     """A resumed campaign resubmits a listed job only if its candidate is in the library, not
     logged already and not listed twice."""
-    records = WorkerRecords(
+    records = LoggedEvaluations(
         jobs=np.array([0, 1, 2]),
         batches=np.array([0, 0, 1]),
         ids=np.array([10, 11, 12]),
@@ -176,7 +176,7 @@ def test_a_worker_campaign_failing_before_its_first_result_leaves_nothing_behind
     def ray_fails(*args: object, **kwargs: object) -> None:
         raise RuntimeError("Ray could not start its cluster")
 
-    monkeypatch.setattr(worker_session, "RayEvaluator", ray_fails)
+    monkeypatch.setattr(session, "RayEvaluator", ray_fails)
     monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
     library = tmp_path / "library.smi"
     library.write_text("\n".join(load_smiles("moses-20k")[:30]) + "\n")

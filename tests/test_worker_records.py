@@ -10,7 +10,7 @@ import pytest
 
 from trieste_scalable.campaigns.distributed import WithLatency
 from trieste_scalable.campaigns.evaluators import Evaluation, driver_times, run_objective
-from trieste_scalable.campaigns.worker_log import InFlight, Job, WorkerLog
+from trieste_scalable.campaigns.records import EvaluationLog, InFlight, Job
 from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.problems.molecules import celecoxib_mpo, load_smiles, parse
@@ -37,13 +37,13 @@ def _evaluation(key: int, value: float | None, error: str = "") -> Evaluation:
 def test_worker_log_round_trips_values_failures_and_timings(library: Path) -> None:
     problem = screening_problem(str(library), None)
     assert np.all(np.isnan(problem.values))  # an oracle's values: unknown up front
-    log = WorkerLog(library.parent / "evaluations.csv", problem, score=lambda y: -y)
-    log.start_empty()
+    log = EvaluationLog(library.parent / "evaluations.csv", problem, score=lambda i, y: -y)
+    log.start()
     jobs = [Job(0, 0, 3), Job(1, 0, 7), Job(2, 1, 11)]
     evaluations = [_evaluation(0, -0.1 / 3), _evaluation(1, None, "RuntimeError: no pose")]
-    log.append_evaluations(jobs[:2], evaluations)
-    log.append_evaluations(jobs[2:], [_evaluation(2, -0.25)])
-    records = log.read_records()
+    log.append(jobs[:2], evaluations)
+    log.append(jobs[2:], [_evaluation(2, -0.25)])
+    records = log.read()
     np.testing.assert_array_equal(records.jobs, [0, 1, 2])
     np.testing.assert_array_equal(records.batches, [0, 0, 1])
     np.testing.assert_array_equal(records.ids, [3, 7, 11])
@@ -57,46 +57,44 @@ def test_worker_log_round_trips_values_failures_and_timings(library: Path) -> No
 
     with open(log.path, "a") as handle:  # a crash in the middle of a write
         handle.write("2,5,CC")
-    assert len(log.read_records().jobs) == 3 and "2,5,CC" in log.dropped_partial_line
+    assert len(log.read().jobs) == 3 and "2,5,CC" in log.dropped_partial_line
     with open(log.path, "a") as handle:
         handle.write(f"3,4,{problem.labels[4]},-0.5,0.5,7,1,1,1,host:1,it failed\n")
     with pytest.raises(CampaignError, match="a value or an error, not both"):
-        log.read_records()
+        log.read()
 
 
 def test_worker_log_reads_non_finite_logged_values_as_failures(library: Path) -> None:
     """Logs written before workers failed non-finite values hold NaN or inf as values: they
     resume, with those evaluations failed (never data); a row with neither is refused."""
     problem = screening_problem(str(library), None)
-    log = WorkerLog(library.parent / "evaluations.csv", problem)
-    log.start_empty()
-    log.append_evaluations([Job(0, 0, 3)], [_evaluation(0, 0.5)])
+    log = EvaluationLog(library.parent / "evaluations.csv", problem)
+    log.start()
+    log.append([Job(0, 0, 3)], [_evaluation(0, 0.5)])
     with open(log.path, "a") as handle:
         for job, value in ((1, "nan"), (2, "inf"), (3, "-inf")):
             handle.write(
                 f"0,{job + 3},{problem.labels[job + 3]},{value},{value},{job},1,1,1,h:1,\n"
             )
-    records = log.read_records()
+    records = log.read()
     np.testing.assert_array_equal(records.failed, [False, True, True, True])
     assert records.observed[0] == 0.5
     with open(log.path, "a") as handle:
         handle.write(f"0,9,{problem.labels[9]},,,4,1,1,1,h:1,\n")
     with pytest.raises(CampaignError, match="a value or an error, found neither"):
-        log.read_records()
+        log.read()
 
 
 def test_a_repeated_log_row_is_read_once(library: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A last row written twice (e.g. copied by hand) would be told twice on --resume."""
     problem = screening_problem(str(library), None)
-    log = WorkerLog(library.parent / "evaluations.csv", problem)
-    log.start_empty()
-    log.append_evaluations(
-        [Job(0, 0, 3), Job(1, 0, 7)], [_evaluation(0, 0.5), _evaluation(1, 0.25)]
-    )
+    log = EvaluationLog(library.parent / "evaluations.csv", problem)
+    log.start()
+    log.append([Job(0, 0, 3), Job(1, 0, 7)], [_evaluation(0, 0.5), _evaluation(1, 0.25)])
     last = log.path.read_text().splitlines()[-1]
     with open(log.path, "a") as handle:
         handle.write(last + "\n")
-    records = log.read_records()
+    records = log.read()
     np.testing.assert_array_equal(records.jobs, [0, 1])
     np.testing.assert_array_equal(records.ids, [3, 7])
     np.testing.assert_array_equal(records.observed, [0.5, 0.25])
@@ -105,14 +103,14 @@ def test_a_repeated_log_row_is_read_once(library: Path, capsys: pytest.CaptureFi
 
 def test_worker_log_refuses_another_library(library: Path, tmp_path: Path) -> None:
     problem = screening_problem(str(library), None)
-    log = WorkerLog(tmp_path / "evaluations.csv", problem)
-    log.start_empty()
-    log.append_evaluations([Job(0, 0, 3)], [_evaluation(0, 1.0)])
+    log = EvaluationLog(tmp_path / "evaluations.csv", problem)
+    log.start()
+    log.append([Job(0, 0, 3)], [_evaluation(0, 1.0)])
     other = tmp_path / "other.smi"
     other.write_text("\n".join(load_smiles("moses-20k")[50:100]) + "\n")
-    moved = WorkerLog(log.path, screening_problem(str(other), None))
+    moved = EvaluationLog(log.path, screening_problem(str(other), None))
     with pytest.raises(CampaignError, match="the library changed"):
-        moved.read_records()
+        moved.read()
 
 
 def test_in_flight_journal(tmp_path: Path) -> None:

@@ -75,18 +75,7 @@ def _screen(args: argparse.Namespace) -> int:
             ratio_threshold=args.ratio_threshold,
         )
 
-    if oracle is not None:
-        _report_workers(problem, run_session(problem, vars(args), models, oracle), oracle)
-        return 0
-    result = run_session(problem, vars(args), models)
-    evaluated = problem.indices(result.dataset.query_points)
-    best = evaluated[np.argsort(problem.values[evaluated])[:5]]
-    print(
-        f"recall of the library's top 1%: {problem.recall(evaluated, 0.01):.3f}, "
-        f"top 10%: {problem.recall(evaluated, 0.1):.3f}; best molecules found:"
-    )
-    for i in best:
-        print(f"  {-problem.values[i]:.4f}  {problem.labels[i]}")
+    run_session(problem, vars(args), models, oracle)
     return 0
 
 
@@ -106,27 +95,6 @@ def _oracle(args: argparse.Namespace) -> Any:
         return oracle_for(args.objective, args.lower_is_better)
     except ValueError as error:
         raise UsageError(str(error)) from error
-
-
-def _report_workers(problem: Any, result: Any, oracle: Any) -> None:
-    import numpy as np
-
-    records = result.records
-    told = ~records.failed
-    print(
-        f"{told.sum()} evaluations told, {records.failed.sum()} failed, in "
-        f"{result.wall_seconds:.1f}s with {result.utilisation:.0%} worker utilisation"
-    )
-    if np.all(np.isfinite(problem.values)):
-        ids = records.ids[told]
-        print(
-            f"recall of the library's top 1%: {problem.recall(ids, 0.01):.3f}, "
-            f"top 10%: {problem.recall(ids, 0.1):.3f}"
-        )
-    print("best molecules found (score, SMILES):")
-    observed, ids = records.observed[told], records.ids[told]
-    for n in np.argsort(observed)[:5]:
-        print(f"  {oracle.score(observed[n]):.4g}  {problem.labels[ids[n]]}")
 
 
 def _optimize(args: argparse.Namespace) -> int:
@@ -159,15 +127,7 @@ def _optimize(args: argparse.Namespace) -> int:
             ratio_threshold=args.ratio_threshold,
         )
 
-    result = run_session(problem, vars(args), models)
-    evaluated = result.dataset.query_points[result.num_initial :]
-    regret = problem.regret(evaluated)
-    uniform = float(problem.values.mean() - problem.minimum)
-    print(
-        f"{result.num_evaluations} evaluations in {len(result.batch_sizes)} batches; "
-        f"best true value {problem.minimum + regret.min():.4f} (optimum {problem.minimum:.4f}); "
-        f"cumulative regret / uniform random = {regret.mean() / uniform:.3f}"
-    )
+    run_session(problem, vars(args), models)
     return 0
 
 

@@ -1,7 +1,6 @@
 """What a campaign directory holds beside its log, and the checks a start or ``--resume`` makes
 on it: ``run.json`` (the settings and the library's content hash) and ``rule_state.json``
-(:mod:`trieste_scalable.acquisition.rule_state`). Shared by both campaign kinds
-(:mod:`trieste_scalable.campaigns.session`, :mod:`trieste_scalable.campaigns.worker_session`)."""
+(:mod:`trieste_scalable.acquisition.rule_state`), for :mod:`trieste_scalable.campaigns.session`."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from typing import Any
 
 from ..acquisition import rule_state
 from ..errors import CampaignError, UsageError
-from .evaluation_log import EvaluationLog
+from .records import EvaluationLog
 
 # Settings that may change when resuming (everything else must match the original run).
 RESUMABLE = {"budget", "quiet", "resume", "logdir", "command", "batch_size", "max_batch_size"}

@@ -21,7 +21,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -50,10 +50,17 @@ class BackgroundProposer:
 
     :param ask_tell: The optimizer; only this object's thread uses it until :meth:`close`.
     :param first: Proposals in hand to begin with (e.g. points to submit again).
+    :param asked: Called on this object's thread with each acquisition's points [K, D] and
+        seconds (its tell included).
     """
 
-    def __init__(self, ask_tell: AskTellOptimizer, first: list[Proposal]):
-        self.ask_tell = ask_tell
+    def __init__(
+        self,
+        ask_tell: AskTellOptimizer,
+        first: list[Proposal],
+        asked: Optional[Callable[[np.ndarray, float], None]] = None,
+    ):
+        self.ask_tell, self._asked = ask_tell, asked
         self.asks = 0
         self.ask_seconds = 0.0  # of the last acquisition, its tell included
         self._cond = threading.Condition()
@@ -139,6 +146,8 @@ class BackgroundProposer:
                 tell(self.ask_tell, told)
                 points = self.ask_tell.ask().numpy()
                 state = self.ask_tell.acquisition_state
+                if self._asked is not None:
+                    self._asked(points, time.perf_counter() - start)
             except BaseException as error:  # raised on the driver's thread by take/wait
                 with self._cond:
                     self._error, self._asking = error, False

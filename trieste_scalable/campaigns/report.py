@@ -1,5 +1,5 @@
-"""The campaign summary a person looks at: a PNG plot (the evaluation log is
-:mod:`trieste_scalable.campaigns.evaluation_log`)."""
+"""The report of a command-line campaign, the same for every campaign: a text summary on stdout
+and ``summary.png``, both read from the whole log (resumed runs included)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,66 @@ import numpy as np
 
 from ..problems import DiscreteProblem
 from ..problems.screening import ScreeningProblem
-from .campaign import CampaignResult
+from .engine import CampaignResult
+from .records import EvaluationLog, LoggedEvaluations
 
 
-def plot_summary(path: Path, problem: DiscreteProblem, result: CampaignResult, title: str) -> bool:
-    """Best true value so far (and recall, for screening), batch size and model size; ``False``
-    (nothing written) without matplotlib, the ``plots`` extra."""
+def report(
+    log: EvaluationLog,
+    problem: DiscreteProblem,
+    result: CampaignResult,
+    title: str,
+    seconds: float,
+    on_workers: bool,
+) -> None:
+    """Print the summary of the campaign of ``log`` and write ``summary.png`` beside it (with
+    ``on_workers``, how busy this run kept its workers)."""
+    logdir, logged = log.path.parent, log.read()
+    told = ~logged.failed
+    after = logged.batches > 0
+    busy = f"; its {result.num_workers} workers {result.utilisation:.0%} busy" if on_workers else ""
+    print(
+        f"done in {seconds:.1f}s: {int(told.sum())} evaluations told, {int((~told).sum())} "
+        f"failed, in {int(np.unique(logged.batches[after]).size)} batches{busy}"
+    )
+    known = bool(np.all(np.isfinite(problem.values)))
+    if isinstance(problem, ScreeningProblem):
+        if known:
+            ids = logged.ids[told]
+            print(
+                f"recall of the library's top 1%: {problem.recall(ids, 0.01):.3f}, "
+                f"top 10%: {problem.recall(ids, 0.1):.3f}"
+            )
+        print("best molecules found (score, SMILES):")
+        observed, ids = logged.observed[told], logged.ids[told]
+        for n in np.argsort(observed)[:5]:
+            print(f"  {log.score(int(ids[n]), observed[n]):.4g}  {problem.labels[ids[n]]}")
+    elif known and after.any():
+        regret = problem.values[logged.ids[after]] - problem.minimum
+        uniform = float(problem.values.mean() - problem.minimum)
+        print(
+            f"best true value {problem.minimum + regret.min():.4f} (optimum "
+            f"{problem.minimum:.4f}); cumulative regret / uniform random = "
+            f"{regret.mean() / uniform:.3f}"
+        )
+    summary = "summary.png"
+    if not plot_summary(logdir / summary, problem, logged, result, title):
+        summary = "no summary.png: matplotlib is not installed (the [plots] extra)"
+    print(
+        f"wrote {logdir}/evaluations.csv and {summary}; watch with: tensorboard --logdir {logdir}"
+    )
+
+
+def plot_summary(
+    path: Path,
+    problem: DiscreteProblem,
+    logged: LoggedEvaluations,
+    result: CampaignResult,
+    title: str,
+) -> bool:
+    """Best value so far (and recall, where the library's values are known), evaluations per
+    batch and the model's size per acquisition (this run's); ``False`` (nothing written) without
+    matplotlib, the ``plots`` extra."""
     try:
         import matplotlib
     except ImportError:
@@ -23,30 +77,32 @@ def plot_summary(path: Path, problem: DiscreteProblem, result: CampaignResult, t
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    evaluated = result.dataset.query_points[result.num_initial :]
-    true = problem.minimum + problem.regret(evaluated)
-    ends = np.cumsum(result.batch_sizes)
+    told = ~logged.failed
+    known = bool(np.all(np.isfinite(problem.values)))
     screening = isinstance(problem, ScreeningProblem)
-    fig, axes = plt.subplots(1, 4 if screening else 3, figsize=(17 if screening else 13, 3.6))
-    sign = -1.0 if screening else 1.0  # screening reports scores (higher is better)
-    axes[0].plot(np.arange(1, len(true) + 1), sign * np.minimum.accumulate(true), label="best")
-    axes[0].axhline(sign * problem.minimum, color="k", ls="--", lw=0.8, label="library optimum")
-    label = "best score so far (higher is better)" if screening else "best true value (lower)"
-    axes[0].set(xlabel="evaluations", ylabel=label)
+    recall = screening and known
+    fig, axes = plt.subplots(1, 4 if recall else 3, figsize=(17 if recall else 13, 3.6))
+    count = np.arange(1, told.sum() + 1)
+    if screening:  # observations are minimised: the best is the lowest
+        axes[0].plot(count, np.minimum.accumulate(logged.observed[told]), label="best observed")
+        axes[0].set(xlabel="evaluations told", ylabel="best observation (lower is better)")
+    else:
+        true = problem.values[logged.ids[told]]
+        axes[0].plot(count, np.minimum.accumulate(true), label="best")
+        axes[0].axhline(problem.minimum, color="k", ls="--", lw=0.8, label="optimum")
+        axes[0].set(xlabel="evaluations told", ylabel="best true value (lower is better)")
     axes[0].legend()
-    axes[1].step(ends, result.batch_sizes, where="post")
-    axes[1].set(xlabel="evaluations", ylabel="batch size")
-    axes[2].plot(ends, result.model_sizes)
-    axes[2].set(xlabel="evaluations", ylabel="dictionary / inducing / unique points")
-    if isinstance(problem, ScreeningProblem):
-        ids = problem.indices(result.dataset.query_points)  # initial design included
+    batches, sizes = np.unique(logged.batches[logged.batches > 0], return_counts=True)
+    axes[1].step(batches, sizes, where="post")
+    axes[1].set(xlabel="batch", ylabel="evaluations in the batch")
+    axes[2].plot(np.arange(1, len(result.model_sizes) + 1), result.model_sizes)
+    axes[2].set(xlabel="acquisition (this run)", ylabel="dictionary / inducing / unique points")
+    if recall:
+        assert isinstance(problem, ScreeningProblem)
+        ids = logged.ids[told]
         for fraction in (0.01, 0.1):
-            axes[3].plot(
-                np.arange(1, ids.size + 1),
-                problem.recall_curve(ids, fraction),
-                label=f"top {fraction:.0%}",
-            )
-        axes[3].set(xlabel="evaluations (with the initial design)", ylabel="recall")
+            axes[3].plot(count, problem.recall_curve(ids, fraction), label=f"top {fraction:.0%}")
+        axes[3].set(xlabel="evaluations told (with the initial design)", ylabel="recall")
         axes[3].legend()
     fig.suptitle(title)
     fig.tight_layout()

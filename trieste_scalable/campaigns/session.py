@@ -1,33 +1,36 @@
-"""One command-line campaign in its output directory: settings, the evaluation log, resuming.
+"""One command-line campaign in its output directory, evaluated in this process or on Ray
+workers (``--workers N [--asynchronous]``): start, resume, lock, settings, cleanup, report.
 
 The directory holds ``run.json`` (the settings and the library's content hash),
-``evaluations.csv`` (see :mod:`trieste_scalable.campaigns.evaluation_log`), ``rule_state.json`` (the
-rule's ``State`` after the last batch, :mod:`trieste_scalable.acquisition.rule_state`),
-TensorBoard event files, ``summary.png`` and ``.lock`` (see :mod:`~.logdir`).
-``--resume`` takes the lock, checks the settings and the library are the same, reloads the log,
-rebuilds the model from it, restores the rule's state and continues to the budget: nothing is
-evaluated twice, nothing logged is lost, and no batch's random seeds are replayed.
+``evaluations.csv`` and ``in_flight.json`` (:mod:`~trieste_scalable.campaigns.records`),
+``rule_state.json`` (the rule's ``State`` when points were last submitted,
+:mod:`trieste_scalable.acquisition.rule_state`), TensorBoard event files, ``summary.png`` and
+``.lock`` (:mod:`~.logdir`). The run itself is :class:`~.runner.CampaignRun`.
 
-Failure behaviour: the model and rule are built (so every setting is validated) before anything
-is written; a new campaign that fails before its first batch after the initial design is logged
-removes its ``run.json`` and ``evaluations.csv``, so a corrected rerun is not blocked.
+``--resume`` (after a crash of the driver, SIGKILL included) takes the lock, checks the settings
+and the library are the same, reloads the log, submits again the jobs of ``in_flight.json`` the
+log does not hold, rebuilds the model from the log and restores the rule's state with those and
+the failed evaluations as its pending points: nothing logged is evaluated again or lost, no
+batch's random seeds are replayed.
+
+Failure behaviour: a new campaign that fails before its first acquisition (e.g. Ray did not
+start, or the model could not be built) removes ``run.json``, the log, ``in_flight.json`` and
+``rule_state.json``, so a corrected rerun is not blocked; one whose every initial evaluation
+failed keeps its log, the record of why.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
-from trieste.data import Dataset
 
-from ..acquisition import rule_state
 from ..errors import UsageError
 from ..problems import DiscreteProblem
-from .campaign import CampaignResult, run_campaign
+from ..problems.oracles import Oriented
 from .campaign_directory import (
     LIBRARY_HASH,
     RULE_STATE,
@@ -35,26 +38,31 @@ from .campaign_directory import (
     refuse_overwrite,
     saved_rule_state,
 )
-from .evaluation_log import EvaluationLog
+from .distributed import RayEvaluator, WithLatency
+from .engine import CampaignResult
+from .evaluators import Evaluator, InProcessEvaluator
 from .logdir import CampaignLock, write_atomically
-from .report import plot_summary
-from .worker_session import run_on_workers
+from .monitor import CampaignMonitor
+from .records import EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
+from .report import report
+from .runner import Build, CampaignFiles, CampaignRun, InitialDesignFailed, noise_free_score
 
-Build = Callable[[Dataset, int], tuple[Any, Any]]
-"""Maps the data so far and the evaluations left to the (model, rule) pair."""
+IN_FLIGHT = "in_flight.json"
 
 
 def run_session(
-    problem: DiscreteProblem, settings: dict[str, Any], build: Build, oracle: Any = None
-) -> Any:
-    """Start or resume the campaign described by ``settings`` (the parsed command line): a
-    :class:`CampaignResult`, or with an ``oracle`` (:class:`~.oracles.Oriented`)
-    a campaign evaluated on Ray workers (:mod:`~trieste_scalable.campaigns.worker_session`).
+    problem: DiscreteProblem,
+    settings: dict[str, Any],
+    build: Build,
+    oracle: Optional[Oriented] = None,
+) -> CampaignResult:
+    """Start or resume the campaign described by ``settings`` (the parsed command line); with
+    an ``oracle`` its evaluations run on Ray workers, else in this process.
 
     :raise UsageError: On a directory holding another campaign, nothing to resume, or changed
         settings.
-    :raise CampaignError: If another process holds the directory, or on a damaged log or
-        settings file, or a changed library.
+    :raise CampaignError: If another process holds the directory, on damaged records or a
+        changed library, or if every initial evaluation failed.
     """
     logdir = Path(settings["logdir"])
     if logdir.exists() and not logdir.is_dir():
@@ -64,121 +72,118 @@ def run_session(
     if existed:
         lock.acquire()  # before reading anything: names the holder if the directory is in use
     try:
-        if oracle is not None:
-            return run_on_workers(problem, settings, build, oracle, lock, existed)  # type: ignore[arg-type]
-        if settings["resume"]:
-            return _resume(problem, settings, build, logdir)
-        return _start(problem, settings, build, logdir, lock, existed)
+        return _run(problem, settings, build, oracle, lock, existed)
     finally:
         lock.release()
-
-
-def _start(
-    problem: DiscreteProblem,
-    settings: dict[str, Any],
-    build: Build,
-    logdir: Path,
-    lock: CampaignLock,
-    existed: bool,
-) -> CampaignResult:
-    log = EvaluationLog(logdir / "evaluations.csv", problem)
-    saved = logdir / "run.json"
-    refuse_overwrite(saved, log)
-    data = problem.initial_data(settings["initial"], settings["seed"])
-    model, rule = build(data, settings["budget"])  # validates every setting: nothing written yet
-    if not existed:
-        logdir.mkdir(parents=True, exist_ok=True)
-        lock.acquire()
-        refuse_overwrite(saved, log)  # another campaign may have started meanwhile
-    write_atomically(saved, json.dumps({**settings, LIBRARY_HASH: problem.content_hash()}))
-    log.start(data)
-    batches = [0]
-    record = _recorder(log, logdir)
-
-    def append(step: int, new_data: Dataset, state: Any) -> None:
-        record(step, new_data, state)
-        batches[0] += 1
-
-    try:
-        return _run(problem, settings, model, rule, data, logdir, None, append)
-    except Exception:
-        if batches[0] == 0:  # failed before any batch: leave nothing that blocks a rerun
-            for path in (saved, log.path, logdir / RULE_STATE):
-                path.unlink(missing_ok=True)
-        raise
-
-
-def _resume(
-    problem: DiscreteProblem, settings: dict[str, Any], build: Build, logdir: Path
-) -> CampaignResult:
-    log = EvaluationLog(logdir / "evaluations.csv", problem)
-    saved = logdir / "run.json"
-    if not saved.is_file():
-        raise UsageError(f"nothing to resume: {saved} does not exist")
-    check_same_campaign(saved, settings, problem.content_hash())
-    data, batches = log.read()
-    previous = CampaignResult(data, num_initial=int(np.sum(batches == 0)))
-    steps = batches[batches > 0]
-    for step in np.unique(steps):
-        previous.batch_sizes.append(int(np.sum(steps == step)))
-        previous.distinct_per_batch.append(previous.batch_sizes[-1])
-        previous.model_sizes.append(0)
-        previous.batch_seconds.append(0.0)
-    print(f"resuming: {previous.num_evaluations} evaluations after the initial design found")
-    if previous.num_evaluations >= settings["budget"]:
-        print("the campaign had already reached its budget")
-        return previous
-    model, rule = build(data, settings["budget"] - previous.num_evaluations)
-    state = saved_rule_state(logdir / RULE_STATE, len(previous.batch_sizes))
-    record = _recorder(log, logdir)
-    return _run(problem, settings, model, rule, data, logdir, previous, record, state)
 
 
 def _run(
     problem: DiscreteProblem,
     settings: dict[str, Any],
-    model: Any,
-    rule: Any,
-    data: Dataset,
-    logdir: Path,
-    previous: Optional[CampaignResult],
-    append: Callable[[int, Dataset, Any], None],
-    state: Any = None,
+    build: Build,
+    oracle: Optional[Oriented],
+    lock: CampaignLock,
+    existed: bool,
 ) -> CampaignResult:
-    start = time.perf_counter()
-    result = run_campaign(
-        problem,
-        model,
-        rule,
-        data,
-        settings["budget"],
-        settings["seed"],
-        str(logdir),
-        not settings["quiet"],
-        previous=previous,
-        on_batch=append,
-        rule_state=state,
+    logdir = Path(settings["logdir"])
+    score = noise_free_score(problem) if oracle is None else lambda i, y: oracle.score(y)
+    files = CampaignFiles(
+        EvaluationLog(logdir / "evaluations.csv", problem, score),
+        InFlight(logdir / IN_FLIGHT),
+        logdir / RULE_STATE,
     )
+    saved, start = logdir / "run.json", time.perf_counter()
+    if settings["resume"]:
+        logged, still, next_job = _resumed(problem, settings, files, saved)
+    else:
+        refuse_overwrite(saved, files.log)
+        if not existed:
+            logdir.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
+            refuse_overwrite(saved, files.log)  # another campaign may have started meanwhile
+        write_atomically(saved, json.dumps({**settings, LIBRARY_HASH: problem.content_hash()}))
+        files.log.start()
+        logged, next_job = LoggedEvaluations.empty(), 0
+        rng = np.random.default_rng(settings["seed"])
+        ids = rng.choice(len(problem.points), settings["initial"], replace=False)
+        still = [Job(-1, 0, int(i)) for i in ids]  # numbered when submitted
+    evaluator: Optional[Evaluator] = None
+    run: Optional[CampaignRun] = None
+    try:
+        evaluator = _evaluator(problem, settings, oracle, len(logged.ids))
+        higher = oracle.higher_is_better if oracle else files.log.screening
+        monitor = CampaignMonitor(
+            problem, str(logdir), settings["budget"], not settings["quiet"], logged, score,
+            higher, evaluator.num_workers,
+        )  # fmt: skip
+        labels: Any = getattr(problem, "labels", None)  # an oracle scores a molecule's SMILES
+        payload = list if oracle is None else (lambda ids: [str(labels[i]) for i in ids])
+        run = CampaignRun(problem, evaluator, monitor, payload, files, logged, next_job)
+        with monitor:
+            result = _proceed(run, settings, build, still, files)
+    except Exception as error:
+        new = not settings["resume"] and (run is None or run.round == 0)
+        if new and not isinstance(error, InitialDesignFailed):
+            for path in (saved, files.log.path, files.journal.path, files.rule_state):
+                path.unlink(missing_ok=True)  # nothing to block a corrected rerun
+        raise
+    finally:
+        if evaluator is not None:
+            evaluator.shutdown()
     title = f"{settings['algorithm']} on {problem.name}"
-    summary = "summary.png"
-    if not plot_summary(logdir / summary, problem, result, title):
-        summary = "no summary.png: matplotlib is not installed (the [plots] extra)"
-    print(
-        f"done in {time.perf_counter() - start:.1f}s: {result.num_evaluations} evaluations; wrote "
-        f"{logdir}/evaluations.csv and {summary}; watch with: tensorboard --logdir {logdir}"
-    )
+    report(files.log, problem, result, title, time.perf_counter() - start, oracle is not None)
     return result
 
 
-def _recorder(log: EvaluationLog, logdir: Path) -> Callable[[int, Dataset, Any], None]:
-    """Saves the rule's state, then appends the batch to the log: after a crash the saved state
-    is the log's or one batch ahead of it, never behind (a resumed run replays no seed). A
-    synchronous campaign has nothing in flight after a restart, so no pending points are saved:
-    a batch proposed but not logged is proposed again."""
+def _resumed(
+    problem: DiscreteProblem, settings: dict[str, Any], files: CampaignFiles, saved: Path
+) -> tuple[LoggedEvaluations, list[Job], int]:
+    """What a resumed campaign logged, the jobs to submit again, and the next job number."""
+    if not saved.is_file():
+        raise UsageError(f"nothing to resume: {saved} does not exist")
+    check_same_campaign(saved, settings, problem.content_hash())
+    logged = files.log.read()
+    listed, next_job = files.journal.read()
+    once = files.log.screening  # a screening campaign evaluates each molecule once
+    still = jobs_to_resubmit(listed, logged, len(problem.points), files.journal.path, once)
+    next_job = max([next_job, *(logged.jobs + 1).tolist()])
+    print(f"resuming: {len(logged.jobs)} evaluations logged, {len(still)} were in flight")
+    return logged, still, next_job
 
-    def record(step: int, new_data: Dataset, state: Any) -> None:
-        settled = None if state is None else dataclasses.replace(state, pending=(), seen=0)
-        write_atomically(logdir / RULE_STATE, rule_state.encode(settled, step))
-        log.append(step, new_data)
 
-    return record
+def _evaluator(
+    problem: DiscreteProblem, settings: dict[str, Any], oracle: Optional[Oriented], logged: int
+) -> Evaluator:
+    """Ray workers for an oracle; else this process, a whole batch in flight, with noise that a
+    resumed campaign draws afresh (its seed includes the evaluations logged)."""
+    if oracle is None:
+        observe = problem.objective(settings["seed"] + 1 + 7919 * logged)
+        budget = settings["budget"] + settings["initial"]
+        return InProcessEvaluator(lambda index: observe(int(index)), num_workers=budget)
+    objective: Any = oracle
+    if settings.get("latency"):
+        objective = WithLatency(objective, settings["latency"], seed=settings["seed"])
+    return RayEvaluator(
+        objective,
+        settings["workers"],
+        timeout=settings.get("timeout"),
+        address=settings.get("ray_address"),
+    )
+
+
+def _proceed(
+    run: CampaignRun, settings: dict[str, Any], build: Build, still: list[Job], files: CampaignFiles
+) -> CampaignResult:
+    """The initial design (what is left of it), then the engine to the budget."""
+    run.round = max([run.round, *(job.batch for job in still)])
+    run.initial_design([job for job in still if job.batch == 0])
+    later = [job for job in still if job.batch > 0]
+    left = settings["budget"] - sum(b > 0 for b in run.batches)
+    data = run.told()
+    if left <= 0:
+        print("the campaign had already reached its budget")
+        return CampaignResult(data, int(np.sum(np.asarray(run.batches) == 0)))
+    model, rule = build(data, left)
+    state = saved_rule_state(files.rule_state, run.round) if settings["resume"] else None
+    whole = not settings.get("asynchronous")
+    return run.proceed(model, rule, state, later[:left], left, whole_batches=whole)

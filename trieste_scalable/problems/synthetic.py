@@ -67,6 +67,16 @@ class DiscreteProblem:
 
         return observe
 
+    def objective(self, seed: int) -> Callable[[int], float]:
+        """The noisy value of a candidate by its index (what in-process campaigns evaluate); its
+        noise comes from its own generator."""
+        rng = np.random.default_rng(seed)
+
+        def observe(index: int) -> float:
+            return float(self.values[index] + self.noise_std * rng.normal())
+
+        return observe
+
     def regret(self, query_points: tf.Tensor) -> np.ndarray:
         """Instantaneous (noise-free) regret of each evaluated point [N]."""
         return self.values[self.indices(query_points)] - self.minimum

@@ -1,13 +1,16 @@
-"""Asynchronous campaigns: ``num_workers`` evaluations in flight, each result told to the model
-as it comes, new points asked for given those still pending (``docs/asynchronous.md``).
+"""The campaign engine, for every campaign: points proposed by a Trieste rule, evaluated by an
+:class:`~.evaluators.Evaluator` (in this process, on Ray workers), each result handed on as it
+arrives (to be logged) and told to the model.
 
-Whenever workers are free the loop hands out proposals in hand; a
-:class:`~.proposer.BackgroundProposer` tells the model what finished and asks
-the rule for more on its own thread (Trieste's ``AskTellOptimizer`` with our rules' pending
-points: see :mod:`~trieste_scalable.acquisition.pending`), ahead of the workers: it keeps in
-hand the free workers' share plus twice the evaluations expected to finish during one
-acquisition. A rule may propose nothing while points are in flight; it is asked again after the
-next result.
+Two modes. **Whole batches** (synchronous campaigns): ask for a batch, submit it, wait for all
+of it, tell it, ask again. **Asynchronous** (``docs/asynchronous.md``): ``num_workers``
+evaluations in flight, new points asked for given those still pending. Whenever workers are
+free the loop hands out proposals in hand; a :class:`~.proposer.BackgroundProposer` tells the
+model what finished and asks the rule for more on its own thread (Trieste's
+``AskTellOptimizer`` with our rules' pending points: see
+:mod:`~trieste_scalable.acquisition.pending`), ahead of the workers: it keeps in hand the free
+workers' share plus twice the evaluations expected to finish during one acquisition. A rule
+may propose nothing while points are in flight; it is asked again after the next result.
 
 A failed evaluation is recorded, never told: it stays pending in the rule's state, so the rules
 that exclude pending points never propose it again (a MINI-META epoch with repeats waits for
@@ -20,7 +23,7 @@ import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 from trieste.acquisition.rule import AcquisitionRule
@@ -32,20 +35,40 @@ from .evaluators import Evaluation, Evaluator
 from .proposer import BackgroundProposer, Proposal, tell
 
 
-@dataclass
-class AsynchronousResult:
-    """What an asynchronous campaign did.
+@dataclass(frozen=True)
+class Acquisition:
+    """One call of the rule: points proposed [K], how many distinct, the model's size
+    (:func:`model_size`) and the seconds it took, the tell of the results before it included."""
 
-    :ivar dataset: Every told evaluation, the initial data first.
-    :ivar evaluations: Every finished or failed evaluation, in the order they came back.
+    size: int
+    distinct: int
+    model_size: int
+    seconds: float
+
+
+@dataclass
+class CampaignResult:
+    """What a campaign did, in any mode and on any evaluator.
+
+    :ivar dataset: Every told evaluation, the initial data (or a resumed campaign's) first.
+    :ivar num_initial: Rows of ``dataset`` from before the campaign's first acquisition.
+    :ivar evaluations: This run's finished or failed evaluations, in the order they came back.
+    :ivar acquisitions: This run's calls of the rule, in order.
     :ivar wall_seconds: From the first submission to the last result.
     :ivar num_workers: Evaluations kept in flight.
     """
 
     dataset: Dataset
+    num_initial: int = 0
     evaluations: list[Evaluation] = field(default_factory=list)
+    acquisitions: list[Acquisition] = field(default_factory=list)
     wall_seconds: float = 0.0
     num_workers: int = 1
+
+    @property
+    def num_evaluations(self) -> int:
+        """Told evaluations after the initial design."""
+        return int(self.dataset.query_points.shape[0]) - self.num_initial
 
     @property
     def failures(self) -> list[Evaluation]:
@@ -57,6 +80,31 @@ class AsynchronousResult:
         ``num_workers * wall_seconds``."""
         busy = sum(e.finished - e.started for e in self.evaluations)
         return busy / max(self.num_workers * self.wall_seconds, 1e-12)
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        return [a.size for a in self.acquisitions]
+
+    @property
+    def distinct_per_batch(self) -> list[int]:
+        return [a.distinct for a in self.acquisitions]
+
+    @property
+    def model_sizes(self) -> list[int]:
+        return [a.model_size for a in self.acquisitions]
+
+    @property
+    def batch_seconds(self) -> list[float]:
+        return [a.seconds for a in self.acquisitions]
+
+
+def model_size(model: Any) -> int:
+    """Dictionary size (Nystrom), inducing points (SVGP) or unique points (exact models)."""
+    if hasattr(model, "num_inducing"):
+        return int(model.num_inducing)
+    if hasattr(model, "dictionary"):
+        return int(model.dictionary.shape[0])
+    return int(getattr(model, "num_unique_points", 0))
 
 
 def run_asynchronous(
@@ -70,26 +118,33 @@ def run_asynchronous(
     whole_batches: bool = False,
     max_seconds: Optional[float] = None,
     on_results: Optional[Callable[[list[Evaluation]], None]] = None,
+    on_ask: Optional[Callable[[Acquisition], None]] = None,
     before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]] = None,
-    payload: Optional[Callable[[np.ndarray], Any]] = None,
+    payload: Optional[Callable[[np.ndarray], Sequence[Any]]] = None,
     rule_state: Any = None,
     resubmit: Optional[np.ndarray] = None,
-) -> AsynchronousResult:
+    num_initial: Optional[int] = None,
+) -> CampaignResult:
     """Submit ``budget`` evaluations after ``initial``, keeping ``evaluator.num_workers`` in
     flight (module docstring).
 
-    :param whole_batches: The synchronous baseline on the same workers: submit a batch, wait for
-        all of it, tell it, ask again (a batch then waits for its slowest evaluation).
+    :param whole_batches: Synchronous campaigns: submit a batch, wait for all of it, tell it, ask
+        again (a batch then waits for its slowest evaluation; the whole batch is in flight at
+        once if ``evaluator.num_workers`` allows).
     :param max_seconds: Submit nothing after this many seconds (what is in flight finishes).
     :param on_results: Called with each group of finished evaluations as it arrives, before
         they are told (e.g. to log them).
+    :param on_ask: Called with each acquisition's record, also kept in the result (on the
+        proposer's thread in asynchronous mode).
     :param before_submit: Called with each group of points [K, D] about to be submitted, the
         acquisition that proposed each [K] (1 for the first ``ask``, 0 for ``resubmit``) and
         the rule's ``State`` value (e.g. to note them down first, so a crash loses none).
-    :param payload: Maps a point to what the objective is called with (e.g. its SMILES).
+    :param payload: Maps points [K, D] to what the objective is called with, one each (e.g.
+        candidate indices or SMILES).
     :param rule_state: The rule's ``State`` value to start from (a resumed campaign's).
     :param resubmit: Points [R, D] to submit first, within the budget (those a resumed campaign
         had in flight; ``rule_state`` must hold them as pending).
+    :param num_initial: Rows of ``initial`` from before this campaign (all of them by default).
     :raise RuntimeError: If the rule proposes nothing while nothing is in flight.
     """
     if budget < 1:
@@ -97,11 +152,20 @@ def run_asynchronous(
     ask_tell = AskTellOptimizer(search_space, initial, model, rule, acquisition_state=rule_state)
     loop = _Submissions(evaluator, budget, max_seconds, before_submit, payload)
     first = [Proposal(x, 0, rule_state) for x in ([] if resubmit is None else resubmit)]
-    result = AsynchronousResult(initial, num_workers=evaluator.num_workers)
+    told = int(initial.query_points.shape[0]) if num_initial is None else num_initial
+    result = CampaignResult(initial, told, num_workers=evaluator.num_workers)
+
+    def asked(points: np.ndarray, seconds: float) -> None:
+        distinct = int(np.unique(points, axis=0).shape[0]) if len(points) else 0
+        record = Acquisition(len(points), distinct, model_size(model), seconds)
+        result.acquisitions.append(record)
+        if on_ask is not None:
+            on_ask(record)
+
     if whole_batches:
-        _whole_batches(ask_tell, loop, first, result, on_results)
+        _whole_batches(ask_tell, loop, first, result, on_results, asked)
     else:
-        _overlapped(BackgroundProposer(ask_tell, first), loop, result, on_results)
+        _overlapped(BackgroundProposer(ask_tell, first, asked), loop, result, on_results)
     result.dataset, result.wall_seconds = ask_tell.dataset, time.time() - loop.start
     return result
 
@@ -113,7 +177,7 @@ POLL_SECONDS = 0.01
 def _overlapped(
     proposer: BackgroundProposer,
     loop: _Submissions,
-    result: AsynchronousResult,
+    result: CampaignResult,
     on_results: Optional[Callable[[list[Evaluation]], None]],
 ) -> None:
     """Hand out proposals as workers free up; the proposer tells and asks meanwhile."""
@@ -147,30 +211,35 @@ def _whole_batches(
     ask_tell: AskTellOptimizer,
     loop: _Submissions,
     first: list[Proposal],
-    result: AsynchronousResult,
+    result: CampaignResult,
     on_results: Optional[Callable[[list[Evaluation]], None]],
+    asked: Callable[[np.ndarray, float], None],
 ) -> None:
-    """The synchronous baseline: submit a batch, wait for all of it, tell it, ask again. Each
-    evaluation goes to ``on_results`` as it arrives, not when its batch is complete."""
+    """Submit a batch, wait for all of it, tell it, ask again. Each evaluation goes to
+    ``on_results`` as it arrives, not when its batch is complete."""
     in_hand, asks = deque(first), 0
+    held: list[Evaluation] = []
     while loop.free_workers() > 0:
         if not in_hand:
             asks += 1
+            start = time.perf_counter()
+            tell(ask_tell, held)  # told lazily, as the rule would have seen them on arrival
+            held.clear()
             points = ask_tell.ask().numpy()
+            asked(points, time.perf_counter() - start)
             in_hand.extend(Proposal(x, asks, ask_tell.acquisition_state) for x in points)
         loop.submit([in_hand.popleft() for _ in range(min(loop.free_workers(), len(in_hand)))])
         if not loop.evaluator.in_flight:
             if loop.free_workers() == 0:
                 break  # the time ran out while asking
             raise RuntimeError("the rule proposed nothing while nothing is in flight")
-        held: list[Evaluation] = []
         while loop.evaluator.in_flight:
             finished = loop.evaluator.collect()
             held.extend(finished)
             result.evaluations.extend(finished)
             if on_results is not None:
                 on_results(finished)  # logged as it arrives: a crash redoes none of them
-        tell(ask_tell, held)
+    tell(ask_tell, held)
 
 
 class _Submissions:
@@ -182,7 +251,7 @@ class _Submissions:
         budget: int,
         max_seconds: Optional[float],
         before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]],
-        payload: Optional[Callable[[np.ndarray], Any]],
+        payload: Optional[Callable[[np.ndarray], Sequence[Any]]],
     ):
         self.evaluator, self.budget, self.max_seconds = evaluator, budget, max_seconds
         self.before_submit, self.payload = before_submit, payload
@@ -214,10 +283,10 @@ class _Submissions:
         and submit ``chosen``."""
         if not chosen:
             return
+        points, asks = np.stack([p.point for p in chosen]), np.array([p.ask for p in chosen])
         if self.before_submit is not None:
-            points, asks = np.stack([p.point for p in chosen]), np.array([p.ask for p in chosen])
             self.before_submit(points, asks, chosen[-1].state)
-        for proposal in chosen:
-            point = proposal.point
-            self.evaluator.submit(point, None if self.payload is None else self.payload(point))
+        payloads = [None] * len(points) if self.payload is None else self.payload(points)
+        for point, payload in zip(points, payloads):
+            self.evaluator.submit(point, payload)
         self.submitted += len(chosen)
