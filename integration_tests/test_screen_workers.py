@@ -247,6 +247,6 @@ def test_a_worker_campaign_logged_before_one_engine_resumes(tmp_path: Path) -> N
     assert "28 evaluations logged, 2 were in flight" in done.stdout
     rows = _rows(old / "workers_screen")
     assert rows[:28] == before and len(rows) == 35
-    assert {row["job"] for row in rows[28:30]} == {"28", "29"}  # submitted again, as they were
+    assert {row["index"] for row in rows[28:30]} == {"39", "46"}  # the two submitted again
     assert len({row["smiles"] for row in rows}) == 35
     assert (old / "workers_screen" / "summary.png").is_file()
