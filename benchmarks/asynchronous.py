@@ -189,8 +189,8 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
     space, data = problem.search_space, problem.initial_data(20, 0)
     objective = WithLatency(Lookup(problem.values, problem.noise_std), args.latency, 1.0, 1)
 
-    def payload(point):  # type: ignore[no-untyped-def]
-        return int(problem.indices(point[None])[0])
+    def payload(points):  # type: ignore[no-untyped-def]
+        return [int(i) for i in problem.indices(points)]
 
     print(
         f"# {problem.name}, latency log-normal mean {args.latency} s (log-sd 1), "
