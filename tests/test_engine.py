@@ -5,6 +5,7 @@ loses none that finished)."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -97,3 +98,21 @@ def test_a_crash_inside_a_batch_loses_none_of_its_finished_evaluations() -> None
             on_results=logged.extend,
         )
     assert len(logged) == 5 and [e.key for e in logged] == [0, 1, 2, 3, 4]
+
+
+def test_in_process_evaluations_are_grouped_up_to_a_run_time() -> None:
+    """Cheap evaluations come back together (one log write per group); an evaluation that has
+    used up the group's time ends the group, so the rest wait for the next ``collect``."""
+    evaluator = InProcessEvaluator(_objective, num_workers=5, group_seconds=60.0)
+    for point in POINTS[:5]:
+        evaluator.submit(point)
+    assert [e.key for e in evaluator.collect()] == [0, 1, 2, 3, 4]
+
+    def slow(x: np.ndarray) -> float:
+        time.sleep(0.05)
+        return _objective(x)
+
+    evaluator = InProcessEvaluator(slow, num_workers=3, group_seconds=0.01)
+    for point in POINTS[:3]:
+        evaluator.submit(point)
+    assert [[e.key for e in evaluator.collect()] for _ in range(3)] == [[0], [1], [2]]

@@ -40,6 +40,10 @@ class InitialDesignFailed(CampaignError):
     """No evaluation of the initial design succeeded: the model has nothing to start from."""
 
 
+GROUP_SECONDS = 0.25
+"""In-process evaluations are logged in groups of this much run time (one write, not one per
+cheap evaluation: :class:`~.evaluators.InProcessEvaluator`)."""
+
 Build = Callable[[Dataset, int], tuple[Any, Any]]
 """Maps the data so far and the evaluations left to the (model, rule) pair."""
 
@@ -214,7 +218,7 @@ def run_campaign(
     screening, score = problem.identity_columns() == ["smiles"], noise_free_score(problem)
     monitor = CampaignMonitor(problem, logdir, budget, progress, logged, score, screening, budget)
     objective = problem.objective(seed + 1000)
-    evaluator = InProcessEvaluator(lambda index: objective(int(index)), num_workers=budget)
+    evaluator = InProcessEvaluator(lambda i: objective(int(i)), budget, GROUP_SECONDS)
     run = CampaignRun(problem, evaluator, monitor, list, logged=logged)
     with monitor:
         return run.proceed(model, rule, None, [], budget, whole_batches=True)

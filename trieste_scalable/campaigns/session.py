@@ -45,7 +45,14 @@ from .logdir import CampaignLock, write_atomically
 from .monitor import CampaignMonitor
 from .records import EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
 from .report import report
-from .runner import Build, CampaignFiles, CampaignRun, InitialDesignFailed, noise_free_score
+from .runner import (
+    GROUP_SECONDS,
+    Build,
+    CampaignFiles,
+    CampaignRun,
+    InitialDesignFailed,
+    noise_free_score,
+)
 
 IN_FLIGHT = "in_flight.json"
 
@@ -159,7 +166,7 @@ def _evaluator(
     if oracle is None:
         observe = problem.objective(settings["seed"] + 1 + 7919 * logged)
         budget = settings["budget"] + settings["initial"]
-        return InProcessEvaluator(lambda index: observe(int(index)), num_workers=budget)
+        return InProcessEvaluator(lambda i: observe(int(i)), budget, GROUP_SECONDS)
     objective: Any = oracle
     if settings.get("latency"):
         objective = WithLatency(objective, settings["latency"], seed=settings["seed"])
