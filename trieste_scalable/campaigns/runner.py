@@ -128,7 +128,7 @@ class CampaignRun:
         failed = [i for i, y in zip(self.ids, self.observed) if not np.isfinite(y)]
         again = np.asarray(self.problem.points[[job.index for job in resubmit]])
         pending = np.asarray(self.problem.points[failed + [job.index for job in resubmit]])
-        if state is None and failed + resubmit and hasattr(rule, "state_type"):
+        if state is None and (failed or resubmit) and hasattr(rule, "state_type"):
             state = rule.state_type()
         if state is not None:
             state = dataclasses.replace(
