@@ -9,16 +9,12 @@ resumes), ``submitted``, ``started``, ``finished`` (Unix times of the driver's c
 :class:`~.evaluators.Evaluation`), ``worker`` (``host:pid``) and ``error``. A failed evaluation
 has empty ``observed`` and value and says why in ``error``; it is never told to the model.
 
-Written so that nothing is lost, repeated or attributed to the wrong candidate:
-
-- rows are appended as evaluations finish, in one write per group, flushed and ``fsync``-ed before
-  the model is told them; observations with ``repr`` (a resumed model sees the very numbers);
-- a partial last line (a write cut by a crash) is reported and cut off, so its evaluation is
-  redone once; a row repeating a job is read once;
-- every row carries the candidate's identity beside its index and is checked against the problem
-  on reading: an edited library is an error, never a silent re-labelling;
-- logs of earlier versions resume: a log without the timing columns (synchronous campaigns before
-  one engine) is rewritten with them, blank; NaN or infinite logged values read as failures.
+Nothing is lost, repeated or mislabelled: rows are appended as evaluations finish, one write per
+group, ``fsync``-ed before the model is told them (observations with ``repr``); a partial last
+line (a crash mid-write) is reported and cut off, a row repeating a job read once; each row's
+candidate identity is checked against the problem (an edited library is an error). Older logs
+resume: one without the timing columns is rewritten with them, blank; NaN or infinite logged
+values read as failures.
 
 ``in_flight.json`` is rewritten atomically *before* points are submitted and after each group of
 results is logged, so after a crash it lists a superset of what was in flight: a resumed campaign
@@ -100,7 +96,7 @@ class EvaluationLog:
         return [*self._legacy_header, *TIMING_COLUMNS]
 
     @property
-    def _legacy_header(self) -> list[str]:
+    def _legacy_header(self) -> list[str]:  # a log of synchronous campaigns before one engine
         value = "score" if self.screening else "true"
         return ["batch", "index", *self.problem.identity_columns(), "observed", value]
 
@@ -110,14 +106,11 @@ class EvaluationLog:
 
     def start(self) -> None:
         """Create the file with its header (atomically)."""
-        header = io.StringIO()
-        csv.writer(header, lineterminator="\n").writerow(self.header)
-        write_atomically(self.path, header.getvalue())
+        write_atomically(self.path, _csv([self.header]))
 
     def append(self, jobs: Sequence[Job], evaluations: Sequence[Evaluation]) -> None:
         """Append the finished ``evaluations`` of ``jobs`` in one write, fsync-ed."""
-        text = io.StringIO()
-        writer = csv.writer(text, lineterminator="\n")
+        rows = []
         for job, e in zip(jobs, evaluations):
             value = e.value
             values = (
@@ -125,11 +118,11 @@ class EvaluationLog:
             )
             times = [f"{t:.3f}" for t in (e.submitted, e.started, e.finished)]
             identity = self.problem.identity(job.index)
-            writer.writerow(
+            rows.append(
                 [job.batch, job.index, *identity, *values, job.job, *times, e.worker, e.error]
             )
         with open(self.path, "a", newline="") as handle:
-            handle.write(text.getvalue())
+            handle.write(_csv(rows))
             handle.flush()
             os.fsync(handle.fileno())
 
@@ -213,9 +206,7 @@ class EvaluationLog:
                     f"{self.path}, line {n + 2}: expected {width} fields, found {len(row)}"
                 )
         lines = [self.header] + [[*row, str(n), "", "", "", "", ""] for n, row in enumerate(rows)]
-        text = io.StringIO()
-        csv.writer(text, lineterminator="\n").writerows(lines)
-        write_atomically(self.path, text.getvalue())
+        write_atomically(self.path, _csv(lines))
         return lines
 
     def _check_identities(self, ids: np.ndarray, rows: list[list[str]]) -> None:
@@ -242,6 +233,12 @@ class EvaluationLog:
             f"({self.dropped_partial_line!r}); its evaluation will be redone",
             file=sys.stderr,
         )
+
+
+def _csv(rows: Sequence[Sequence[Any]]) -> str:
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(rows)
+    return text.getvalue()
 
 
 class InFlight:
