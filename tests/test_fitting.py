@@ -90,6 +90,30 @@ def test_collapse_of_a_single_start_fit_is_reproduced_and_avoided(name: str) -> 
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_noise_far_too_small_is_refitted_within_bounds_when_every_run_is_degenerate(
+    name: str,
+) -> None:
+    """Seed 20's 20 points, no priors: every free run of the fit ends at a lengthscale below a
+    tenth of the data's spacing. Restoring the build-time values kept a noise a million times
+    too small (a nearly noise-free model of noisy data); the bounded refit holds the
+    lengthscale and fits the variance and the noise, which lands within a factor 3 of the true
+    noise variance."""
+    data = noisy_data(20, seed=20)
+    spacing, extent = _scales(data)
+    model = MODELS[name](start_kernel(data, priors=False), np.var(data.observations) / 1e6)
+    model.update(data)
+    with pytest.warns(UserWarning, match="degenerate optimum .*; refitted within bounds"):
+        model.optimize(data)
+    true_noise = (0.5 * grid_problem(noise_std=0.0).values.std()) ** 2
+    noise = float(model.get_observation_noise())
+    assert true_noise / 3 < noise < 3 * true_noise, (noise, true_noise)
+    kernel = model.get_kernel()
+    assert degeneracy(kernel, noise, spacing, extent) is None
+    assert kernel.lengthscales.numpy() == pytest.approx(0.2 * np.sqrt(3))  # held: the last good
+    assert model.fit_rejections == 0
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
 def test_fits_reach_gpflow_gpr_likelihood(name: str) -> None:
     """Same data, same start, no priors: the exact models (and the sparse ones, which fit the
     exact likelihood at this size) end at GPR's log marginal likelihood to 1e-3 relative."""

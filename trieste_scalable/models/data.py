@@ -41,6 +41,12 @@ class ReplicatedData:
     def means(self) -> np.ndarray:
         return self.sums / self.counts
 
+    @property
+    def variance(self) -> float:
+        """The variance of every observation (0 for none)."""
+        n = self.num_evaluations
+        return max(self.sum_squares / n - (self.sums.sum() / n) ** 2, 0.0) if n else 0.0
+
     def same_as(self, other: ReplicatedData) -> bool:
         """Whether these are ``other``'s data exactly."""
         return (

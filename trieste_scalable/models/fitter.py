@@ -62,10 +62,13 @@ class HyperparameterFitter:
         check: Callable[[], Optional[str]],
         size: int,
         data_version: int,
+        bounded: Optional[Callable[[], Sequence[gpflow.Parameter]]] = None,
     ) -> FitOutcome:
         """Maximise ``objective`` plus the log priors of ``parameters`` (MAP, as GPflow's models
         train), from the current values, ``built_with`` and prior draws; a rejected fit restores
-        the previous values and warns. ``size`` and ``data_version`` describe the data fitted."""
+        the previous values and warns (``bounded``: see
+        :func:`~.fitting.fit_hyperparameters`). ``size`` and ``data_version`` describe the data
+        fitted."""
         self._fitted_version = data_version
         dtype = parameters[0].dtype
 
@@ -82,10 +85,13 @@ class HyperparameterFitter:
             num_prior_samples=self.num_prior_samples,
             max_attempts=3,
             seed=len(self.outcomes),
+            bounded=bounded,
         )
         self.outcomes.append(outcome)
         if outcome.accepted:
             self._size_at_last_fit = size
+            if outcome.reason:  # every free run was degenerate: say the fit was bounded
+                warnings.warn(f"hyperparameter fit {outcome.reason}", stacklevel=3)
         else:
             self.rejections += 1
             warnings.warn(

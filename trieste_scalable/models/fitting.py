@@ -13,8 +13,11 @@ every later warm-started refit keeps that lengthscale. :func:`fit_hyperparameter
    from the parameters' priors where they have priors;
 2. runs L-BFGS-B from the best start, and from the next ones while a result is worse than its
    start, not finite, or degenerate (:func:`degeneracy`);
-3. keeps the first sound result, or restores the previous values (the last good fit) and says
-   why.
+3. keeps the first sound result; if every run was degenerate, refits within bounds (the
+   caller's ``bounded``: the lengthscales held at the larger of their last good values and the
+   degeneracy floor, the variance, noise and mean fitted), so that e.g. a model built with a
+   noise far too small still learns its noise; else restores the previous values (the last
+   good fit) and says why.
 """
 
 from __future__ import annotations
@@ -64,6 +67,11 @@ class FitOutcome:
     result: Any = None
 
 
+MIN_LENGTHSCALE_SPACING = 0.1
+"""A lengthscale below this fraction of the data's spacing is degenerate (:func:`degeneracy`);
+a bounded refit holds lengthscales at least this high."""
+
+
 def degeneracy(
     kernel: gpflow.kernels.Kernel, noise: float, spacing: float, extent: float
 ) -> Optional[str]:
@@ -80,7 +88,7 @@ def degeneracy(
     lengthscales = getattr(kernel, "lengthscales", None)
     if lengthscales is not None and spacing > 0:
         values = np.atleast_1d(lengthscales.numpy())
-        if values.min() < 0.1 * spacing:
+        if values.min() < MIN_LENGTHSCALE_SPACING * spacing:
             return f"lengthscale {values.min():.3g} < a tenth of the data spacing {spacing:.3g}"
         # every one: a single large ARD lengthscale marks an irrelevant dimension, not a flat fit
         if values.min() > 1e3 * extent:
@@ -116,6 +124,7 @@ def fit_hyperparameters(
     num_prior_samples: int,
     max_attempts: int,
     seed: int,
+    bounded: Optional[Callable[[], Sequence[gpflow.Parameter]]] = None,
 ) -> FitOutcome:
     """Multi-start MAP fit of ``parameters`` (module docstring); on rejection the values they
     had on entry are restored.
@@ -127,6 +136,9 @@ def fit_hyperparameters(
     :param num_prior_samples: Draws from the priors scored as starts (parameters with priors).
     :param max_attempts: Most L-BFGS-B runs.
     :param seed: Seed of the prior draws.
+    :param bounded: Called on the previous values when every run was degenerate: holds some
+        parameters (assigning them their bounds) and returns the others, which are then fitted
+        once more from there.
     """
     saved = [p.numpy() for p in parameters]
     starts = [saved, [np.asarray(v) for v in initial]]
@@ -165,7 +177,35 @@ def fit_hyperparameters(
             continue
         return FitOutcome(True, attempts, reason, result)
     _assign(parameters, saved)
+    if bounded is not None and reason.startswith("found a degenerate"):
+        refit = _bounded_refit(loss, bounded, check, max_iterations)
+        if refit is not None:
+            return FitOutcome(True, attempts + 1, f"{reason}; refitted within bounds", refit)
+        _assign(parameters, saved)
     return FitOutcome(False, attempts, reason or "had no start with a finite loss")
+
+
+def _bounded_refit(
+    loss: Callable[[], tf.Tensor],
+    bounded: Callable[[], Sequence[gpflow.Parameter]],
+    check: Callable[[], Optional[str]],
+    max_iterations: int,
+) -> Any:
+    """One L-BFGS-B run of the parameters ``bounded`` leaves free; SciPy's result if it ended
+    finite, no worse than its start and not degenerate, else ``None``."""
+    free = bounded()
+    start = _loss_at(loss, free, [p.numpy() for p in free])
+    variables = [v for p in free for v in p.trainable_variables]
+    if not (np.isfinite(start) and variables):
+        return None
+    try:
+        result = gpflow.optimizers.Scipy().minimize(
+            loss, variables, compile=False, options={"maxiter": max_iterations}
+        )
+        end = float(loss())
+    except (CholeskyError, tf.errors.InvalidArgumentError):
+        return None
+    return result if np.isfinite(end) and end <= start and check() is None else None
 
 
 def _prior_draw(parameter: gpflow.Parameter, seed: int) -> np.ndarray:
