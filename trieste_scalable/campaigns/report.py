@@ -4,6 +4,7 @@ and ``summary.png``, both read from the whole log (resumed runs included)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def report(
             f"{regret.mean() / uniform:.3f}"
         )
     summary = "summary.png"
-    if not plot_summary(logdir / summary, problem, logged, result, title):
+    if not plot_summary(logdir / summary, problem, logged, log.score, result, title):
         summary = "no summary.png: matplotlib is not installed (the [plots] extra)"
     print(
         f"wrote {logdir}/evaluations.csv and {summary}; watch with: tensorboard --logdir {logdir}"
@@ -63,12 +64,13 @@ def plot_summary(
     path: Path,
     problem: DiscreteProblem,
     logged: LoggedEvaluations,
+    score: Callable[[int, float], float],
     result: CampaignResult,
     title: str,
 ) -> bool:
-    """Best value so far (and recall, where the library's values are known), evaluations per
-    batch and the model's size per acquisition (this run's); ``False`` (nothing written) without
-    matplotlib, the ``plots`` extra."""
+    """Best value so far (screening: of ``score``, the log's value column), recall where the
+    library's values are known, evaluations per batch and the model's size per acquisition (this
+    run's); ``False`` (nothing written) without matplotlib, the ``plots`` extra."""
     try:
         import matplotlib
     except ImportError:
@@ -83,9 +85,10 @@ def plot_summary(
     recall = screening and known
     fig, axes = plt.subplots(1, 4 if recall else 3, figsize=(17 if recall else 13, 3.6))
     count = np.arange(1, told.sum() + 1)
-    if screening:  # observations are minimised: the best is the lowest
-        axes[0].plot(count, np.minimum.accumulate(logged.observed[told]), label="best observed")
-        axes[0].set(xlabel="evaluations told", ylabel="best observation (lower is better)")
+    if screening:  # the log's score column: the oracle's own value, higher is better
+        scores = [score(int(i), y) for i, y in zip(logged.ids[told], logged.observed[told])]
+        axes[0].plot(count, np.maximum.accumulate(scores), label="best")
+        axes[0].set(xlabel="evaluations told", ylabel="best score so far (higher is better)")
     else:
         true = problem.values[logged.ids[told]]
         axes[0].plot(count, np.minimum.accumulate(true), label="best")
