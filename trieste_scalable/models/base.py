@@ -22,7 +22,7 @@ from trieste.models.utils import write_summary_kernel_parameters
 from .data import ReplicatedData, aggregate, validate_dataset
 from .fit_objectives import FitObjectives
 from .fitter import HyperparameterFitter
-from .fitting import MIN_LENGTHSCALE_SPACING, FitSchedule, degeneracy, input_scales
+from .fitting import FitSchedule, bounded_start, degeneracy, input_scales
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
 from .prediction import LatentPredictions
 
@@ -263,27 +263,16 @@ class ReplicatedGPBase(
         def check() -> Optional[str]:
             return degeneracy(self._kernel, float(noise.numpy()), spacing, extent)
 
-        def bounded() -> list[gpflow.Parameter]:
-            """The lengthscales held at the larger of their last good values and the floor; the
-            signal variance and noise (when fitted) started at equal shares of the observations'
-            variance, so that neither starts collapsed."""
-            held = getattr(self._kernel, "lengthscales", None)
-            if held is not None:
-                held.assign(np.maximum(held.numpy(), MIN_LENGTHSCALE_SPACING * spacing))
-            half = 0.5 * data.variance
-            for share in (getattr(self._kernel, "variance", None), noise):
-                if share is not None and share.trainable and half > NOISE_FLOOR:
-                    share.assign(half)
-            return [p for p, _ in pairs if p is not held]
-
+        fitted = [p for p, _ in pairs]
+        shares = data.variance if data.variance > 2 * NOISE_FLOOR else 0.0  # 0: left as they are
         outcome = self.fitter.fit(
             self._objective(),
-            [p for p, _ in pairs],
+            fitted,
             [v for _, v in pairs],
             check,
             data.counts.size,
             self._data_version,
-            bounded,
+            lambda: bounded_start(self._kernel, noise, shares, spacing, fitted),
         )
         self._refactorise()
         return outcome.result if outcome.accepted else None

@@ -99,6 +99,27 @@ def degeneracy(
     return None
 
 
+def bounded_start(
+    kernel: gpflow.kernels.Kernel,
+    noise: gpflow.Parameter,
+    observed_variance: float,
+    spacing: float,
+    fitted: Sequence[gpflow.Parameter],
+) -> list[gpflow.Parameter]:
+    """The start of a bounded refit (``bounded`` of :func:`fit_hyperparameters`): the kernel's
+    lengthscales held at the larger of their current (last good) values and the floor of
+    :func:`degeneracy`, the signal variance and ``noise`` (when fitted) at equal shares of the
+    observations' variance (left as they are if it is 0), so that neither starts collapsed;
+    returns the ``fitted`` parameters other than the lengthscales."""
+    held = getattr(kernel, "lengthscales", None)
+    if held is not None:
+        held.assign(np.maximum(held.numpy(), MIN_LENGTHSCALE_SPACING * spacing))
+    for share in (getattr(kernel, "variance", None), noise):
+        if share is not None and share.trainable and observed_variance > 0:
+            share.assign(0.5 * observed_variance)
+    return [p for p in fitted if p is not held]
+
+
 def input_scales(inputs: np.ndarray, max_points: int = 1000, seed: int = 0) -> tuple[float, float]:
     """Median nearest-neighbour distance (on at most ``max_points`` inputs) and the largest
     per-dimension range of ``inputs`` [n, D]."""
