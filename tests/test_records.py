@@ -1,5 +1,5 @@
-"""What a campaign on workers writes and reads: the timed evaluation log, the journal of jobs in
-flight, the oracles behind ``--objective``, and the command line's checks of those settings."""
+"""What every campaign writes and reads (the timed evaluation log, the journal of jobs in
+flight), the oracles behind ``--objective``, and the command line's checks of worker settings."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _evaluation(key: int, value: float | None, error: str = "") -> Evaluation:
     return Evaluation(key, np.zeros(3), value, error, 10.0 + key, 12.5 + key, "host:1", 9.0)
 
 
-def test_worker_log_round_trips_values_failures_and_timings(library: Path) -> None:
+def test_the_log_round_trips_values_failures_and_timings(library: Path) -> None:
     problem = screening_problem(str(library), None)
     assert np.all(np.isnan(problem.values))  # an oracle's values: unknown up front
     log = EvaluationLog(library.parent / "evaluations.csv", problem, score=lambda i, y: -y)
@@ -64,7 +64,7 @@ def test_worker_log_round_trips_values_failures_and_timings(library: Path) -> No
         log.read()
 
 
-def test_worker_log_reads_non_finite_logged_values_as_failures(library: Path) -> None:
+def test_the_log_reads_non_finite_logged_values_as_failures(library: Path) -> None:
     """Logs written before workers failed non-finite values hold NaN or inf as values: they
     resume, with those evaluations failed (never data); a row with neither is refused."""
     problem = screening_problem(str(library), None)
@@ -101,7 +101,7 @@ def test_a_repeated_log_row_is_read_once(library: Path, capsys: pytest.CaptureFi
     assert "line 4 repeats job 1" in capsys.readouterr().out
 
 
-def test_worker_log_refuses_another_library(library: Path, tmp_path: Path) -> None:
+def test_the_log_refuses_another_library(library: Path, tmp_path: Path) -> None:
     problem = screening_problem(str(library), None)
     log = EvaluationLog(tmp_path / "evaluations.csv", problem)
     log.start()
