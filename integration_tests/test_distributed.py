@@ -46,9 +46,27 @@ def test_results_come_back_as_they_finish_and_failures_are_recorded(local_cluste
     assert results[4].value == pytest.approx(0.72)
     assert results[0].worker and results[0].finished >= results[0].started
     assert "docking failed" in results[1].error and results[1].failed
-    assert "timed out after 5 s" in results[2].error
+    assert "timed out after 5 s of running" in results[2].error
     assert results[3].failed and results[3].error  # the worker died (twice: one retry)
     np.testing.assert_array_equal(results[2].point, points[2])
+
+
+def test_a_timeout_counts_from_the_start_on_the_worker_not_from_submission(
+    local_cluster: None,
+) -> None:
+    """Each task takes every CPU of the cluster, so the quick evaluation waits in Ray's queue
+    behind the hanging one for the whole timeout: it must still run (it used to fail, "timed
+    out", without having started)."""
+    cpus = ray.cluster_resources()["CPU"]
+    evaluator = RayEvaluator(flaky, 1, num_cpus=cpus, timeout=3.0)
+    hanging, quick = evaluator.submit(np.array([0.5, 0.1])), evaluator.submit(np.array([0.5, 0.5]))
+    results = {}
+    while evaluator.in_flight:
+        for evaluation in evaluator.collect():
+            results[evaluation.key] = evaluation
+    assert "timed out after 3 s of running" in results[hanging].error
+    assert results[quick].value == pytest.approx(0.08), results[quick].error
+    assert results[quick].started >= results[hanging].finished - 1.0  # it ran after, not queued
 
 
 def test_latency_wrapper_keeps_the_values_and_delays_them() -> None:

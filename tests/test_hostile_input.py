@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import signal
 import socket
+import time
 from pathlib import Path
 
 import gpflow
@@ -30,7 +32,11 @@ from trieste_scalable.acquisition import (
 from trieste_scalable.arguments import MIN_NOISE_VARIANCE
 from trieste_scalable.campaigns import session
 from trieste_scalable.campaigns.distributed import check_reachable
-from trieste_scalable.campaigns.evaluators import InProcessEvaluator, run_objective
+from trieste_scalable.campaigns.evaluators import (
+    EvaluationTimeout,
+    InProcessEvaluator,
+    run_objective,
+)
 from trieste_scalable.campaigns.records import Job, LoggedEvaluations, jobs_to_resubmit
 from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
@@ -212,3 +218,12 @@ def test_a_directory_in_a_cache_entrys_place_is_left_alone(
     np.testing.assert_array_equal(again, value)
     assert "is not a file" in capsys.readouterr().err
     assert entry.is_dir() and not list((tmp_path / "cache").glob("*.tmp.*"))
+
+
+def test_an_objective_running_past_its_time_limit_is_stopped_where_it_runs() -> None:
+    start = time.perf_counter()
+    with pytest.raises(EvaluationTimeout, match="timed out after 0.2 s of running"):
+        run_objective(lambda _: time.sleep(30), "CCO", timeout=0.2)
+    assert time.perf_counter() - start < 20  # stopped, not slept out
+    assert run_objective(lambda _: 1.5, "CCO", timeout=5.0)[0] == 1.5
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind

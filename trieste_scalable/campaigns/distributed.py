@@ -6,8 +6,9 @@ plain ``ray`` is needed; ``ray[default]`` pulls a protobuf that breaks TensorFlo
 
 :class:`RayEvaluator` submits points, returns whichever evaluations finish first, retries a task
 whose worker died (``max_retries``), and records as failed, with its error, an evaluation that
-raised, timed out (``timeout``, the task is cancelled) or lost its worker more often than that.
-A failed evaluation is never data: the caller does not tell it to the model.
+raised, ran past ``timeout`` (counted on its worker from when it started) or lost its worker
+more often than that. A failed evaluation is never data: the caller does not tell it to the
+model.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from typing import Any, Optional
 import numpy as np
 
 from .evaluators import Evaluation, Objective, driver_times, failure_reason, run_objective
+
+BACKSTOP_SECONDS = 60.0
+"""The driver gives an evaluation up ``2 * timeout`` plus this many seconds after submitting it
+(its task is cancelled): the backstop for an objective stuck in native code, which never returns
+to Python to take its time limit."""
 
 CONNECT_SECONDS = 10.0
 """How long :func:`check_reachable` tries a cluster's address."""
@@ -65,7 +71,10 @@ class RayEvaluator:
         ``num_workers * num_cpus`` logical CPUs (workers that mostly wait, e.g. on a simulator
         or a remote service, need not have a core each).
     :param num_cpus: CPUs each evaluation reserves.
-    :param timeout: Seconds after which an evaluation is cancelled and failed (none by default).
+    :param timeout: Seconds an evaluation may run, counted on its worker from its start (time
+        queued for a worker never counts), after which it fails (none by default; see
+        :func:`~trieste_scalable.campaigns.evaluators.time_limit` and
+        :data:`BACKSTOP_SECONDS`).
     :param max_retries: Times a task whose worker died is retried before it fails (an objective
         that raises is not retried: its error is the result).
     :param address: A Ray cluster to connect to; ``None`` starts (or reuses) a local one.
@@ -116,7 +125,7 @@ class RayEvaluator:
         """
         argument = np.asarray(point) if payload is None else payload
         submitted = time.time()  # before the task exists: a worker may start it at once
-        ref = self._task.remote(self._objective, argument)
+        ref = self._task.remote(self._objective, argument, self._timeout)
         key = self._submitted
         self._in_flight[ref] = (key, np.asarray(point), submitted)
         self._submitted += 1
@@ -148,9 +157,12 @@ class RayEvaluator:
     def _next_wait(self, wait: Optional[float]) -> Optional[float]:
         if self._timeout is None:
             return wait
-        first_deadline = min(start for _, _, start in self._in_flight.values()) + self._timeout
-        until = max(first_deadline - time.time(), 0.0)
+        first = min(start for _, _, start in self._in_flight.values()) + self._backstop()
+        until = max(first - time.time(), 0.0)
         return until if wait is None else min(wait, until)
+
+    def _backstop(self) -> float:
+        return 2 * (self._timeout or 0.0) + BACKSTOP_SECONDS
 
     def _result(self, ref: Any) -> Evaluation:
         key, point, submitted = self._in_flight.pop(ref)
@@ -167,10 +179,13 @@ class RayEvaluator:
             return []
         now, late = time.time(), []
         for ref, (key, point, submitted) in list(self._in_flight.items()):
-            if now - submitted >= self._timeout:
+            if now - submitted >= self._backstop():
                 self._ray.cancel(ref, force=True)
                 del self._in_flight[ref]
-                reason = f"timed out after {self._timeout:g} s"
+                reason = (
+                    f"no result {self._backstop():g} s after submission (its {self._timeout:g} s "
+                    "limit did not stop it: the objective never returned to Python)"
+                )
                 late.append(Evaluation(key, point, None, reason, submitted, now, "", submitted))
         return late
 

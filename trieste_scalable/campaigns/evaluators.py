@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import socket
+import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Iterator, Optional, Protocol
 
 import numpy as np
 
@@ -83,16 +86,47 @@ MAX_ABS_VALUE = 1e150
 """Largest observation a campaign accepts in magnitude: a model sums squares of observations."""
 
 
-def run_objective(objective: Objective, argument: Any) -> tuple[float, float, str]:
+class EvaluationTimeout(TimeoutError):
+    """An evaluation ran for longer than its time limit (raised inside the objective)."""
+
+
+@contextmanager
+def time_limit(seconds: Optional[float]) -> Iterator[None]:
+    """Raise :class:`EvaluationTimeout` in the code run inside after ``seconds`` of *its own*
+    run time (a ``SIGALRM`` timer: where the evaluation runs, not where it was submitted, so
+    time spent queued for a worker never counts). Only the main thread of a Unix process can
+    take the signal (Ray runs tasks there); elsewhere, or with ``None``, there is no limit."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise EvaluationTimeout(f"timed out after {seconds:g} s of running")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_objective(
+    objective: Objective, argument: Any, timeout: Optional[float] = None
+) -> tuple[float, float, str]:
     """One evaluation where it runs: the observation, the seconds the objective ran (this
     process's monotonic clock) and the process (``host:pid``).
 
+    :param timeout: Seconds the objective may run (:func:`time_limit`), if not ``None``.
+    :raise EvaluationTimeout: If the objective ran out of time.
     :raise ValueError: If the objective returned NaN, an infinity or a value beyond
         :data:`MAX_ABS_VALUE` (the evaluation fails with that reason: told to a model it would
         end the campaign).
     """
     start = time.perf_counter()
-    value = float(objective(argument))
+    with time_limit(timeout):
+        value = float(objective(argument))
     if not math.isfinite(value):
         raise ValueError(f"the objective returned {value}, not a finite number")
     if abs(value) > MAX_ABS_VALUE:
