@@ -4,8 +4,10 @@ not need workers): each gets a clear error naming the argument, the field or the
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
+import shutil
 import signal
 import socket
 import time
@@ -42,7 +44,8 @@ from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.base import NOISE_FLOOR
-from trieste_scalable.problems.molecules import cached, load_smiles
+from trieste_scalable.problems.featurise import _cached, _fingerprint_chunk
+from trieste_scalable.problems.molecules import CACHE_VERSION, cached, load_smiles
 
 
 @pytest.mark.parametrize("field", ["beta", "rkhs_norm", "noise_std", "delta"])
@@ -227,3 +230,41 @@ def test_an_objective_running_past_its_time_limit_is_stopped_where_it_runs() -> 
     assert time.perf_counter() - start < 20  # stopped, not slept out
     assert run_objective(lambda _: 1.5, "CCO", timeout=5.0)[0] == 1.5
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no timer left behind
+
+
+def test_a_foreign_cache_entry_copied_into_place_is_recomputed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+    ours = cached("scores", "library A", lambda: np.arange(3.0))
+    cached("scores", "library B", lambda: np.arange(3.0) + 10)
+    entry_a, entry_b = (
+        next((tmp_path / "cache").glob(f"scores-{_key_hash(k)}.npy"))
+        for k in ("library A", "library B")
+    )
+    shutil.copy(entry_b, entry_a)  # same shape, another library's values
+    again = cached("scores", "library A", lambda: np.arange(3.0))
+    np.testing.assert_array_equal(again, ours)
+    assert "is not what was written under this key" in capsys.readouterr().err
+    shutil.copy(entry_b.with_suffix(".sha256"), entry_a.with_suffix(".sha256"))
+    shutil.copy(entry_b, entry_a)  # the sidecar too: it names the other key
+    np.testing.assert_array_equal(cached("scores", "library A", lambda: np.arange(3.0)), ours)
+    np.testing.assert_array_equal(cached("scores", "library A", _never), ours)  # now a hit
+
+
+def _never() -> np.ndarray:
+    raise AssertionError("a sound cache entry was recomputed")
+
+
+def _key_hash(key: str) -> str:
+    return hashlib.sha256(f"{CACHE_VERSION}|{key}".encode()).hexdigest()[:20]
+
+
+def test_a_foreign_chunk_cache_entry_is_recomputed(tmp_path: Path) -> None:
+    first = _cached(_fingerprint_chunk, tmp_path, ["CCO", "c1ccccc1"], ("bits", 2, 64))
+    other = _cached(_fingerprint_chunk, tmp_path, ["CCN", "CCCl"], ("bits", 2, 64))
+    entries = sorted(tmp_path.glob("*.npz"), key=lambda p: p.stat().st_mtime_ns)
+    shutil.copy(entries[1], entries[0])  # the second chunk's result in the first's place
+    again = _cached(_fingerprint_chunk, tmp_path, ["CCO", "c1ccccc1"], ("bits", 2, 64))
+    assert not np.array_equal(first[1], other[1])
+    np.testing.assert_array_equal(again[1], first[1])

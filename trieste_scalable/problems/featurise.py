@@ -24,7 +24,14 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from .molecules import CACHE_VERSION, OBJECTIVES, cache_dir, fingerprint_width, fingerprints
+from .molecules import (
+    CACHE_VERSION,
+    OBJECTIVES,
+    cache_dir,
+    fingerprint_width,
+    fingerprints,
+    replace_atomically,
+)
 
 ChunkTask = Callable[[Sequence[str], tuple], tuple[np.ndarray, ...]]
 
@@ -105,26 +112,24 @@ def chunk_dir() -> Path:
 def _cached(
     task: ChunkTask, directory: Path, chunk: Sequence[str], settings: tuple
 ) -> tuple[np.ndarray, ...]:
-    """``task(chunk, settings)`` from ``directory``, or computed and stored there atomically (an
-    unreadable entry is recomputed)."""
+    """``task(chunk, settings)`` from ``directory``, or computed and stored there atomically with
+    its whole key's hash (an unreadable entry, or another chunk's copied into its place, is
+    recomputed)."""
     key = f"{CACHE_VERSION}|{task.__name__}|{settings!r}|" + "\n".join(chunk)
-    path = directory / f"{task.__name__}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
+    key_hash = hashlib.sha256(key.encode()).hexdigest()
+    path = directory / f"{task.__name__}-{key_hash[:24]}.npz"
     if path.is_file():
         try:
             with np.load(path, allow_pickle=False) as stored:
-                return tuple(stored[f"arr_{i}"] for i in range(len(stored.files)))
+                if str(stored["key"]) == key_hash:
+                    return tuple(stored[f"arr_{i}"] for i in range(len(stored.files) - 1))
         except (OSError, ValueError, EOFError, KeyError):
             pass  # damaged: recomputed below
     result = task(chunk, settings)
     if path.exists() and not path.is_file():
         return result  # something else in the entry's place: left alone, not cached
     directory.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(f".{os.getpid()}.tmp.npz")
-    try:
-        np.savez(temporary, *result)
-        temporary.replace(path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    replace_atomically(path, lambda temporary: np.savez(temporary, *result, key=key_hash))
     return result
 
 

@@ -199,7 +199,7 @@ def cache_dir() -> Path:
     return Path(base) / "trieste-scalable"
 
 
-CACHE_VERSION = 2  # part of every cache key: bump it when a cached computation changes
+CACHE_VERSION = 3  # part of every cache key: bump it when a cached computation changes
 
 
 def cached(
@@ -212,14 +212,20 @@ def cached(
     """``compute()``, stored in the cache directory under ``name`` and a hash of ``key``;
     read-only and memory-mapped from the cache file with ``mmap`` (pages are read as used).
 
-    An entry that cannot be read (empty, truncated, not an array) or that ``valid`` rejects (a
-    wrong shape for this library) is reported, recomputed and rewritten: a damaged cache never
+    Each entry ``NAME-DIGEST.npy`` has a sidecar ``NAME-DIGEST.sha256`` holding the whole key's
+    hash and the entry's content hash, written after it. An entry that cannot be read (empty,
+    truncated, not an array), that ``valid`` rejects (a wrong shape for this library) or whose
+    content is not what was written under this key (another library's entry copied into its
+    place, a missing or foreign sidecar) is reported, recomputed and rewritten: the cache never
     pairs the wrong fingerprints with the wrong scores. Writes are atomic (temporary + rename).
     """
-    digest = hashlib.sha256(f"{CACHE_VERSION}|{key}".encode()).hexdigest()[:20]
-    path = cache_dir() / f"{name}-{digest}.npy"
+    key_hash = hashlib.sha256(f"{CACHE_VERSION}|{key}".encode()).hexdigest()
+    path = cache_dir() / f"{name}-{key_hash[:20]}.npy"
+    checksum = path.with_suffix(".sha256")
     if path.is_file():
         try:
+            if _read_text(checksum) != f"{key_hash} {_content_hash(path)}":
+                raise ValueError("its content is not what was written under this key")
             value = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
             if valid(value):
                 return value
@@ -232,10 +238,28 @@ def cached(
         return compute()
     value = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(f".{os.getpid()}.tmp.npy")
+    replace_atomically(path, lambda temporary: np.save(temporary, value))
+    content = f"{key_hash} {_content_hash(path)}"
+    replace_atomically(checksum, lambda temporary: temporary.write_text(content))
+    return np.load(path, mmap_mode="r") if mmap else value
+
+
+def _content_hash(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _read_text(path: Path) -> str:
+    """The file's text ("" if it is missing or not a file)."""
+    return path.read_text() if path.is_file() else ""
+
+
+def replace_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """``write`` to a temporary file beside ``path``, then rename it to ``path`` (no stray
+    temporary file, whatever happens)."""
+    temporary = path.with_suffix(f".{os.getpid()}.tmp{path.suffix}")
     try:
-        np.save(temporary, value)
+        write(temporary)
         temporary.replace(path)
     finally:
-        temporary.unlink(missing_ok=True)  # no stray temporary file, whatever happened
-    return np.load(path, mmap_mode="r") if mmap else value
+        temporary.unlink(missing_ok=True)
