@@ -43,7 +43,7 @@ from trieste_scalable.campaigns.records import Job, LoggedEvaluations, jobs_to_r
 from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
-from trieste_scalable.models.base import NOISE_FLOOR
+from trieste_scalable.models.fitting import NOISE_FLOOR
 from trieste_scalable.problems.featurise import _cached, _fingerprint_chunk
 from trieste_scalable.problems.molecules import CACHE_VERSION, cached, load_smiles
 

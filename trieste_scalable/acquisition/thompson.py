@@ -32,7 +32,7 @@ from .pathwise_source import PathwiseSource, pathwise_source
 from .pending import Points, no_points, outstanding, proposed, rows_seen
 from .rule_state import check_state, saved_state
 from .summaries import LogsStatistics
-from .thompson_refinement import paired_value_and_gradient, refine
+from .thompson_refinement import box_batch, paired_value_and_gradient
 
 _FIRST_RANKS = 16  # candidates ranked per sample on the first try (see _discrete_batch)
 
@@ -213,7 +213,10 @@ class BatchThompsonSampling(
             )
         else:
             assert isinstance(space, Box)
-            batch = self._box_batch(space, scorer, paired, draws, weights, int(seeds[0]))
+            pool_size = self._pool_size or 500 * int(space.dimension)
+            pool = candidate_points(space, None, pool_size, int(seeds[0]))
+            refined = self._max_refine_iterations if self._refine else 0
+            batch = box_batch(space, pool, scorer, paired, draws, weights, refined)
         self._log(
             {
                 "sampling_seconds": sampled - start,
@@ -265,23 +268,6 @@ class BatchThompsonSampling(
                 return take_rows(candidates, chosen)
             assert ranks < needed, "with as many ranks as samples a free candidate always exists"
             ranks = min(needed, 4 * ranks)
-
-    def _box_batch(
-        self,
-        space: Box,
-        scorer: ChunkedSampleScorer,
-        paired: Any,
-        draws: Draws,
-        weights: PathwiseWeights,
-        seed: int,
-    ) -> tf.Tensor:
-        pool = candidate_points(space, None, self._pool_size or 500 * int(space.dimension), seed)
-        excluded = tf.zeros([int(pool.shape[0])], tf.bool)
-        _, index = scorer.lowest(pool, excluded, draws, weights, 1)
-        start = tf.gather(pool, index[:, 0])  # [B, D]
-        if not self._refine:
-            return start
-        return refine(paired, draws, weights, start, space, self._max_refine_iterations)
 
     # ----------------------------------------------------------------- helpers
     def _scorer(self, source: PathwiseSource) -> tuple[ChunkedSampleScorer, Any]:

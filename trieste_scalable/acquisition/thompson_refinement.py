@@ -13,6 +13,7 @@ from trieste.space import Box
 
 from ..sampling.features import Draws, FeatureMap
 from ..sampling.pathwise import PathwiseWeights, evaluate_paired
+from ..sampling.scoring import ChunkedSampleScorer
 from .pathwise_source import PathwiseSource
 
 
@@ -64,3 +65,22 @@ def refine(
     before = paired(start, draws, weights)[0]
     after = paired(refined, draws, weights)[0]
     return tf.where((after <= before)[:, None], refined, start)
+
+
+def box_batch(
+    space: Box,
+    pool: tf.Tensor,
+    scorer: ChunkedSampleScorer,
+    paired: Any,
+    draws: Draws,
+    weights: PathwiseWeights,
+    max_iterations: int,
+) -> tf.Tensor:
+    """Each sample's best point [B, D] of ``pool`` [P, D] (scored by ``scorer``), refined on that
+    sample by :func:`refine` for at most ``max_iterations`` (0: not refined)."""
+    excluded = tf.zeros([int(pool.shape[0])], tf.bool)
+    _, index = scorer.lowest(pool, excluded, draws, weights, 1)
+    start = tf.gather(pool, index[:, 0])  # [B, D]
+    if max_iterations == 0:
+        return start
+    return refine(paired, draws, weights, start, space, max_iterations)

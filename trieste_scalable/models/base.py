@@ -14,20 +14,16 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 from gpflow.utilities import positive
-from trieste import logging
 from trieste.data import Dataset
 from trieste.models.interfaces import SupportsGetKernel, TrainableProbabilisticModel
-from trieste.models.utils import write_summary_kernel_parameters
 
 from .data import ReplicatedData, aggregate, validate_dataset
 from .fit_objectives import FitObjectives
 from .fitter import HyperparameterFitter
-from .fitting import FitSchedule, bounded_start, degeneracy, input_scales
+from .fitting import NOISE_FLOOR, FitSchedule
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
 from .prediction import LatentPredictions
-
-NOISE_FLOOR = 1e-12
-"""The lower bound of the noise variance's positive transform: a model's noise stays above it."""
+from .summaries import write_model_summaries
 
 PosteriorT = TypeVar("PosteriorT")
 """The posterior a model keeps (a NamedTuple of tensors its compiled functions take)."""
@@ -252,28 +248,17 @@ class ReplicatedGPBase(
         data = self._data
         if data is None or not self.fitter.due(data.counts.size, self._data_version):
             return None  # nothing to fit, or no new data since the last fit
-        pairs = [
-            (p, v) for p, v in zip(self._hyperparameters(), self._initial_values) if p.trainable
-        ]
-        if not pairs:
-            return None
-        spacing, extent = input_scales(data.inputs)
-        noise = self._noise
-
-        def check() -> Optional[str]:
-            return degeneracy(self._kernel, float(noise.numpy()), spacing, extent)
-
-        fitted = [p for p, _ in pairs]
-        shares = data.variance if data.variance > 2 * NOISE_FLOOR else 0.0  # 0: left as they are
         outcome = self.fitter.fit(
             self._objective(),
-            fitted,
-            [v for _, v in pairs],
-            check,
-            data.counts.size,
+            self._hyperparameters(),
+            self._initial_values,
+            self._kernel,
+            self._noise,
+            data,
             self._data_version,
-            lambda: bounded_start(self._kernel, noise, shares, spacing, fitted),
         )
+        if outcome is None:
+            return None  # nothing trainable
         self._refactorise()
         return outcome.result if outcome.accepted else None
 
@@ -288,18 +273,7 @@ class ReplicatedGPBase(
 
     def log(self, dataset: Optional[Dataset] = None) -> None:
         """Log unique points, noise, kernel parameters and the subclass's own summaries."""
-        writer = logging.get_tensorboard_writer()
-        if writer is None or self._data is None:
-            return
-        with writer.as_default(step=logging.get_step_number()):
-            logging.scalar(f"{self._log_name}/unique_points", self.num_unique_points)
-            logging.scalar(f"{self._log_name}/evaluations", self._data.num_evaluations)
-            logging.scalar(f"{self._log_name}/noise_variance", self._noise.numpy())
-            logging.scalar(f"{self._log_name}/fit_rejections", self.fit_rejections)
-            if self.fitter.outcomes:
-                logging.scalar(f"{self._log_name}/fit_attempts", self.fitter.outcomes[-1].attempts)
-            write_summary_kernel_parameters(self._kernel)
-            self._log_extra()
+        write_model_summaries(self, self._log_name, self._log_extra)
 
     # ----------------------------------------------------------------- helpers
     def _require_data(self) -> ReplicatedData:

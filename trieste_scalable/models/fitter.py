@@ -16,7 +16,16 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 
-from .fitting import FitOutcome, FitSchedule, fit_hyperparameters
+from .data import ReplicatedData
+from .fitting import (
+    NOISE_FLOOR,
+    FitOutcome,
+    FitSchedule,
+    bounded_start,
+    degeneracy,
+    fit_hyperparameters,
+    input_scales,
+)
 
 
 @dataclass
@@ -57,39 +66,49 @@ class HyperparameterFitter:
     def fit(
         self,
         objective: Callable[[], tf.Tensor],
-        parameters: Sequence[gpflow.Parameter],
+        hyperparameters: Sequence[gpflow.Parameter],
         built_with: Sequence[np.ndarray],
-        check: Callable[[], Optional[str]],
-        size: int,
+        kernel: gpflow.kernels.Kernel,
+        noise: gpflow.Parameter,
+        data: ReplicatedData,
         data_version: int,
-        bounded: Optional[Callable[[], Sequence[gpflow.Parameter]]] = None,
-    ) -> FitOutcome:
-        """Maximise ``objective`` plus the log priors of ``parameters`` (MAP, as GPflow's models
-        train), from the current values, ``built_with`` and prior draws; a rejected fit restores
-        the previous values and warns (``bounded``: see
-        :func:`~.fitting.fit_hyperparameters`). ``size`` and ``data_version`` describe the data
-        fitted."""
+    ) -> Optional[FitOutcome]:
+        """Maximise ``objective`` plus the log priors of the trainable ``hyperparameters`` (MAP,
+        as GPflow's models train), from the current values, ``built_with`` (one per
+        hyperparameter) and prior draws, checked for degeneracy against the inputs' scales, with
+        a bounded refit when every run is degenerate (:func:`~.fitting.fit_hyperparameters`); a
+        rejected fit restores the previous values and warns. ``data`` (at ``data_version``) are
+        the data fitted. ``None`` if nothing is trainable."""
+        pairs = [(p, v) for p, v in zip(hyperparameters, built_with) if p.trainable]
+        if not pairs:
+            return None
         self._fitted_version = data_version
+        parameters = [p for p, _ in pairs]
         dtype = parameters[0].dtype
+        spacing, extent = input_scales(data.inputs)
+        shares = data.variance if data.variance > 2 * NOISE_FLOOR else 0.0  # 0: left as they are
 
         def loss() -> tf.Tensor:
             priors = [tf.cast(p.log_prior_density(), dtype) for p in parameters]
             return -(objective() + tf.add_n(priors))
 
+        def check() -> Optional[str]:
+            return degeneracy(kernel, float(noise.numpy()), spacing, extent)
+
         outcome = fit_hyperparameters(
             loss,
-            list(parameters),
-            list(built_with),
+            parameters,
+            [v for _, v in pairs],
             check,
             max_iterations=self.max_iterations,
             num_prior_samples=self.num_prior_samples,
             max_attempts=3,
             seed=len(self.outcomes),
-            bounded=bounded,
+            bounded=lambda: bounded_start(kernel, noise, shares, spacing, parameters),
         )
         self.outcomes.append(outcome)
         if outcome.accepted:
-            self._size_at_last_fit = size
+            self._size_at_last_fit = data.counts.size
             if outcome.reason:  # every free run was degenerate: say the fit was bounded
                 warnings.warn(f"hyperparameter fit {outcome.reason}", stacklevel=3)
         else:

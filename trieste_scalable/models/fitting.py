@@ -67,6 +67,9 @@ class FitOutcome:
     result: Any = None
 
 
+NOISE_FLOOR = 1e-12
+"""The lower bound of the noise variance's positive transform: a model's noise stays above it."""
+
 MIN_LENGTHSCALE_SPACING = 0.1
 """A lengthscale below this fraction of the data's spacing is degenerate (:func:`degeneracy`);
 a bounded refit holds lengthscales at least this high."""

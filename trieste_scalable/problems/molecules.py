@@ -254,7 +254,7 @@ def _read_text(path: Path) -> str:
     return path.read_text() if path.is_file() else ""
 
 
-def replace_atomically(path: Path, write: Callable[[Path], None]) -> None:
+def replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """``write`` to a temporary file beside ``path``, then rename it to ``path`` (no stray
     temporary file, whatever happens)."""
     temporary = path.with_suffix(f".{os.getpid()}.tmp{path.suffix}")
