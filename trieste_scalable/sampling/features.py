@@ -205,13 +205,14 @@ class TanimotoFeatures(FeatureMap):
     """MinHash sign features for the Tanimoto kernel on binary inputs (see module docstring).
 
     Only the on-bits of each row are visited (gathered with ``top_k``), so a chunk costs
-    O(N F K) time and memory for K on-bits per row, not O(N F D); ``max_rows`` keeps the
-    [N, K, F] float32 intermediate near 50 MB for F = 1,000 and K = 50. The ranks are float32
-    (exact below 2^24 bits), not int16: TensorFlow's CPU minimum over int16 ran 3.5 times
-    slower, and hashing 20,000 molecules took 1.1 s instead of 0.63 s.
+    O(N F K) time for K on-bits per row, not O(N F D), and O(N F) memory: the minimum over the
+    on-bits is a running one, one on-bit at a time (an [N, K, F] gather reduced at once moved
+    K times as much memory: 20,000 molecules hashed in 0.84 s instead of 0.62 s). The ranks are
+    float32 (exact below 2^24 bits), not int16: TensorFlow's CPU minimum over int16 ran 3.5
+    times slower.
     """
 
-    max_rows = 256
+    max_rows = 1024
     signs_only = True
 
     def draw(self, seed: tf.Tensor, input_dim: int, dtype: tf.DType) -> Draws:
@@ -254,8 +255,14 @@ class TanimotoFeatures(FeatureMap):
         on_bits = tf.math.top_k(on, k=most_bits, sorted=False)  # [N, K]
         valid = on_bits.values > 0  # [N, K]
         padding = tf.shape(ranks)[0] - 1  # the row above every rank
-        gathered = tf.gather(ranks, tf.where(valid, on_bits.indices, padding))  # [N, K, F]
-        first_rank = tf.cast(tf.reduce_min(gathered, axis=1), tf.int32)  # [N, F]
+        bits = tf.where(valid, on_bits.indices, padding)  # [N, K]
+        lowest = tf.gather(ranks, tf.fill([tf.shape(x)[0]], padding))  # [N, F]
+        _, lowest = tf.while_loop(
+            lambda k, _: k < most_bits,
+            lambda k, low: (k + 1, tf.minimum(low, tf.gather(ranks, bits[:, k]))),
+            [0, lowest],
+        )
+        first_rank = tf.cast(lowest, tf.int32)  # [N, F]
         first_rank = tf.minimum(first_rank, tf.shape(order)[1] - 1)  # empty rows: any bit
         hashes = tf.gather(order, tf.transpose(first_rank), batch_dims=1)  # [F, N]
         chosen = tf.gather(signs, hashes, batch_dims=1)  # [F, N]
