@@ -57,16 +57,16 @@ def test_chunks_are_cached_so_featurising_resumes_and_prefixes_reuse_them(
     smiles = load_smiles("moses-20k")[:40]
     monkeypatch.setattr(featurise, "CHUNK_SIZE", 10)
     kept, packed = fingerprint_library(smiles[:30])  # chunks 1-3 computed and stored
-    stored = sorted(featurise.chunk_dir().glob("_fingerprint_chunk-*.npz"))
+    stored = sorted(featurise.chunk_dir().glob("fingerprint_chunk-*.npz"))
     assert len(stored) == 3
     computed: list[str] = []
-    original = featurise._fingerprint_chunk
+    original = featurise.fingerprint_chunk
 
     def counting(chunk, settings):  # type: ignore[no-untyped-def]
         computed.append(chunk[0])
         return original(chunk, settings)
 
-    monkeypatch.setattr(featurise, "_fingerprint_chunk", counting)
+    monkeypatch.setattr(featurise, "fingerprint_chunk", counting)
     monkeypatch.setattr(counting, "__name__", original.__name__)
     kept_all, packed_all = fingerprint_library(smiles, processes=1)  # grew by one chunk
     assert computed == [smiles[30]]  # only the new chunk
@@ -76,5 +76,5 @@ def test_chunks_are_cached_so_featurising_resumes_and_prefixes_reuse_them(
     assert len(computed) == 2 and computed[1] in smiles[:30:10]
     np.testing.assert_array_equal(_unpacked(packed_all, 1024), fingerprints(parse(smiles)[0]))
     fingerprint_library(smiles, size=512, processes=1)  # other settings: other entries
-    assert len(list(featurise.chunk_dir().glob("_fingerprint_chunk-*.npz"))) == 8
+    assert len(list(featurise.chunk_dir().glob("fingerprint_chunk-*.npz"))) == 8
     assert not list(featurise.chunk_dir().glob("*.tmp*"))

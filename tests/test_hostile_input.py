@@ -44,7 +44,7 @@ from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.fitting import NOISE_FLOOR
-from trieste_scalable.problems.featurise import _cached, _fingerprint_chunk
+from trieste_scalable.problems.featurise import _cached, fingerprint_chunk
 from trieste_scalable.problems.molecules import CACHE_VERSION, cached, load_smiles
 
 
@@ -261,10 +261,10 @@ def _key_hash(key: str) -> str:
 
 
 def test_a_foreign_chunk_cache_entry_is_recomputed(tmp_path: Path) -> None:
-    first = _cached(_fingerprint_chunk, tmp_path, ["CCO", "c1ccccc1"], ("bits", 2, 64))
-    other = _cached(_fingerprint_chunk, tmp_path, ["CCN", "CCCl"], ("bits", 2, 64))
+    first = _cached(fingerprint_chunk, tmp_path, ["CCO", "c1ccccc1"], ("bits", 2, 64))
+    other = _cached(fingerprint_chunk, tmp_path, ["CCN", "CCCl"], ("bits", 2, 64))
     entries = sorted(tmp_path.glob("*.npz"), key=lambda p: p.stat().st_mtime_ns)
     shutil.copy(entries[1], entries[0])  # the second chunk's result in the first's place
-    again = _cached(_fingerprint_chunk, tmp_path, ["CCO", "c1ccccc1"], ("bits", 2, 64))
+    again = _cached(fingerprint_chunk, tmp_path, ["CCO", "c1ccccc1"], ("bits", 2, 64))
     assert not np.array_equal(first[1], other[1])
     np.testing.assert_array_equal(again[1], first[1])

@@ -102,6 +102,16 @@ def parser() -> argparse.ArgumentParser:
     )
     _common(screen, "ts", 1000, 100)
 
+    store = commands.add_parser(
+        "featurise", help="build a sharded library store from SMILES files (on Ray)"
+    )
+    store.add_argument("library", nargs="+", help=".smi or .csv files (optionally .gz)")
+    store.add_argument("--out", required=True, help="the store's directory")
+    store.add_argument("--fingerprint", default="bits", choices=["bits", "counts"])
+    store.add_argument("--shard-size", type=int, default=1_000_000, help="molecules per shard")
+    store.add_argument("--ray-address", default=None, help="a Ray cluster (default: local)")
+    store.add_argument("--quiet", action="store_true", help="no progress lines")
+
     opt = commands.add_parser("optimize", help="optimise a built-in noisy problem")
     opt.add_argument("--problem", default="rkhs3", choices=PROBLEMS)
     opt.add_argument("--num-candidates", type=int, default=None)

@@ -1,10 +1,12 @@
 """The ``trieste-scalable`` command (also ``python -m trieste_scalable``).
 
 - ``trieste-scalable screen``: a virtual-screening campaign over a molecular library;
-- ``trieste-scalable optimize``: the same over a built-in synthetic problem.
+- ``trieste-scalable optimize``: the same over a built-in synthetic problem;
+- ``trieste-scalable featurise``: a sharded library store from SMILES files, for ``screen
+  --library STORE`` (:mod:`~trieste_scalable.problems.store`).
 
-Both write ``evaluations.csv``, ``summary.png`` and TensorBoard logs to ``--logdir`` and can be
-continued after an interruption with ``--resume``.
+The campaigns write ``evaluations.csv``, ``summary.png`` and TensorBoard logs to ``--logdir``
+and can be continued after an interruption with ``--resume``.
 """
 
 from __future__ import annotations
@@ -131,13 +133,44 @@ def _optimize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _featurise(args: argparse.Namespace) -> int:
+    from .problems.store import build_store, ray_chunk_map
+
+    if args.shard_size < 1:
+        raise UsageError(f"--shard-size must be positive, got {args.shard_size}")
+    try:
+        import ray  # noqa: F401
+        from rdkit import Chem  # noqa: F401
+    except ImportError:
+        raise CampaignError(
+            "featurise needs RDKit and Ray: pip install 'trieste-scalable[molecules,distributed]'"
+        ) from None
+    store = build_store(
+        args.library,
+        args.out,
+        args.fingerprint,
+        shard_size=args.shard_size,
+        chunk_map=ray_chunk_map(args.ray_address),
+        progress=(lambda line: None) if args.quiet else print,
+    )
+    print(
+        f"{args.out}: {store.num_rows} unique molecules in {len(store.manifest['shards'])} shards"
+    )
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
     args = parser().parse_args(argv)
-    if args.batch_size is None:
-        args.batch_size = args.workers if asynchronous(args) else args.batch_size_default
-    del args.batch_size_default
+    if args.command == "featurise":
+        args.logdir = args.out
+    else:
+        if args.batch_size is None:
+            args.batch_size = args.workers if asynchronous(args) else args.batch_size_default
+        del args.batch_size_default
     try:
+        if args.command == "featurise":
+            return _featurise(args)
         validate(args)
         return _screen(args) if args.command == "screen" else _optimize(args)
     except UsageError as error:
@@ -147,11 +180,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"trieste-scalable: error: {_describe(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(
-            f"\ninterrupted: every finished batch is in {args.logdir}/evaluations.csv; "
-            "continue with the same command plus --resume",
-            file=sys.stderr,
+        again = (
+            "every finished shard is kept; run the same command again to finish the store"
+            if args.command == "featurise"
+            else f"every finished batch is in {args.logdir}/evaluations.csv; continue with the "
+            "same command plus --resume"
         )
+        print(f"\ninterrupted: {again}", file=sys.stderr)
         return 130
 
 

@@ -53,7 +53,7 @@ def fingerprint_library(
     :raise ValueError: Listing the first unparseable SMILES, unless ``skip_invalid``; or if
         none parses.
     """
-    parts = map_chunks(_fingerprint_chunk, smiles, (kind, radius, size), processes, progress)
+    parts = map_chunks(fingerprint_chunk, smiles, (kind, radius, size), processes, progress)
     offsets = np.cumsum([0] + [CHUNK_SIZE] * (len(parts) - 1))
     bad = [int(o + i) for o, (failed, _) in zip(offsets, parts) for i in failed.tolist()]
     if bad and not skip_invalid:
@@ -141,7 +141,7 @@ def _parsed(smiles: Sequence[str]) -> tuple[list, list[int]]:
     return molecules, [i for i, m in enumerate(molecules) if m is None]
 
 
-def _fingerprint_chunk(smiles: Sequence[str], settings: tuple) -> tuple[np.ndarray, np.ndarray]:
+def fingerprint_chunk(smiles: Sequence[str], settings: tuple) -> tuple[np.ndarray, np.ndarray]:
     """The unparseable positions [K] and packed fingerprints [n - K, W] of a chunk."""
     kind, radius, size = settings
     molecules, failed = _parsed(smiles)

@@ -52,7 +52,7 @@ def load_smiles(library: str) -> list[str]:
         if not paths[0].is_file():
             choices = sorted([*BUILTIN_LIBRARIES, MOSES_FULL])
             raise ValueError(f"library {library!r} is neither a file nor one of {choices}")
-    smiles = [s for path in paths for s in _read_smiles(path) if s]
+    smiles = [s for path in paths for s in read_smiles(path) if s]
     if not smiles:
         raise ValueError(f"library {library!r} contains no molecules")
     return smiles
@@ -76,7 +76,7 @@ def moses_full_files() -> list[Path]:
     return paths
 
 
-def _read_smiles(path: Path) -> Iterator[str]:
+def read_smiles(path: Path) -> Iterator[str]:
     """SMILES of a .smi file (first field of each line) or a CSV's ``smiles`` column (any case),
     optionally gzipped."""
     opener = gzip.open if path.suffix == ".gz" else open

@@ -18,6 +18,7 @@ from ..packed_space import PackedSearchSpace
 from .featurise import fingerprint_library, score_library
 from .labels import Labels
 from .molecules import OBJECTIVES, cached, fingerprint_width, load_smiles
+from .store import LibraryStore, is_store
 from .synthetic import DiscreteProblem
 
 
@@ -103,6 +104,8 @@ def screening_problem(
     """Parse, featurise (cached) and score (cached) a library, in chunks on every core
     (:mod:`.featurise`).
 
+    :param library: A built-in library's name, a SMILES file or a library store's directory
+        (:mod:`.store`: featurised already, duplicates removed, checked against its hashes).
     :param objective: A built-in property, or ``None`` for an objective known only where it is
         evaluated (``values`` are then NaN: evaluations come from an oracle on workers).
     :raise ValueError: On an unknown objective, an empty library or unparseable SMILES.
@@ -111,6 +114,8 @@ def screening_problem(
         raise ValueError(f"unknown objective {objective!r}: choose from {sorted(OBJECTIVES)}")
     if noise_std < 0:
         raise ValueError(f"noise must be non-negative, got {noise_std}")
+    if is_store(library):
+        return _store_problem(LibraryStore(library), objective, fingerprint, noise_std, progress)
     smiles = load_smiles(library)
     key = "\n".join(smiles)
     featurised: dict[str, np.ndarray] = {}
@@ -156,6 +161,44 @@ def screening_problem(
         noise_std=noise_std,
         labels=Labels(smiles, kept[first]),
         num_molecules=int(kept.size),
+    )
+
+
+def _store_problem(
+    store: LibraryStore,
+    objective: Optional[str],
+    fingerprint: str,
+    noise_std: float,
+    progress: bool,
+) -> ScreeningProblem:
+    """The problem over a library store (in memory: scoring actors read stores larger than
+    RAM)."""
+    settings = store.fingerprint
+    if settings["kind"] != fingerprint:
+        raise ValueError(
+            f"{store.path} holds {settings['kind']} fingerprints ({settings['size']} bits, radius "
+            f"{settings['radius']}), not {fingerprint}: pass --fingerprint {settings['kind']}"
+        )
+    store.verify()
+    smiles = store.smiles()
+    scores = np.full(len(smiles), np.nan)
+    if objective is not None:
+        name = objective
+        scores = cached(
+            f"objective-{objective}",
+            f"store|{store.content_hash}",
+            lambda: score_library(smiles, name, progress=progress),
+            lambda value: value.shape == (len(smiles),) and bool(np.all(np.isfinite(value))),
+        )
+    return ScreeningProblem(
+        name=f"{objective or 'an oracle'} on {store.path.name}",
+        points=PackedRows(
+            shared_tensor(aligned_rows(store.packed())), settings["width"], tf.float64
+        ),
+        values=-scores,
+        noise_std=noise_std,
+        labels=Labels(smiles),
+        num_molecules=store.num_rows,
     )
 
 

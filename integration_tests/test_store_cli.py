@@ -1,0 +1,70 @@
+"""``trieste-scalable featurise`` end to end (subprocesses, chunks on a local Ray cluster): a store
+built in one go, one killed with SIGKILL mid-build and finished by the same command (no shard
+lost, none written twice: the same store), then screened with ``screen --library STORE``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray")
+
+from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
+from trieste_scalable.problems.store import MANIFEST, build_store  # noqa: E402
+
+
+def _featurise(library: Path, store: Path) -> list[str]:
+    return [sys.executable, "-m", "trieste_scalable", "featurise", str(library), "--out",
+            str(store), "--shard-size", "300"]  # fmt: skip
+
+
+def _listed(store: Path) -> int:
+    try:
+        return len(json.loads((store / MANIFEST).read_text())["shards"])
+    except (OSError, ValueError):
+        return 0
+
+
+def test_a_store_killed_mid_build_finishes_to_the_same_store_and_screens(tmp_path: Path) -> None:
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:3000]) + "\nnot_a_molecule\n")
+    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
+    reference = build_store([library], tmp_path / "reference", shard_size=300)
+
+    store = tmp_path / "store"
+    first = subprocess.Popen(
+        _featurise(library, store), env=env, start_new_session=True, stdout=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 300
+    while first.poll() is None and _listed(store) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if first.poll() is None:
+        os.killpg(first.pid, signal.SIGKILL)  # the driver and its local Ray cluster
+    first.wait()
+    cut = _listed(store)
+    again = subprocess.run(
+        _featurise(library, store), env=env, capture_output=True, text=True, timeout=600
+    )
+    assert again.returncode == 0, again.stderr
+    assert "unique molecules in 11 shards" in again.stdout
+    finished = json.loads((store / MANIFEST).read_text())
+    assert finished["shards"] == reference.manifest["shards"], f"cut after {cut} shards"
+    assert finished["library_sha256"] == reference.content_hash
+    assert "not_a_molecule" in (store / "shard-00010.invalid.smi").read_text()
+
+    logdir = tmp_path / "run"
+    screen = [sys.executable, "-m", "trieste_scalable", "screen", "--library", str(store),
+              "--initial", "20", "--budget", "20", "--logdir", str(logdir), "--quiet"]  # fmt: skip
+    done = subprocess.run(screen, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    with open(logdir / "evaluations.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 40 and len({row["smiles"] for row in rows}) == 40

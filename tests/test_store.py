@@ -1,0 +1,205 @@
+"""The sharded library store: the unique fingerprints of a library, in order, whatever the shard
+layout; invalid SMILES listed; a build cut anywhere finishes to the same store with no shard
+written twice; damaged shards and manifests named; screening a store equals screening its
+SMILES file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pytest
+
+from trieste_scalable.problems.featurise import fingerprint_chunk
+from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
+from trieste_scalable.problems.screening import screening_problem
+from trieste_scalable.problems.store import (
+    MANIFEST,
+    LibraryStore,
+    StoreError,
+    _row_hashes,
+    build_store,
+)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def library() -> list[str]:
+    """60 molecules with repeats (within and across any shard layout) and two invalid lines."""
+    smiles = load_smiles("moses-20k")[:50]
+    smiles += smiles[3:8] + smiles[40:43]  # repeats of earlier molecules
+    smiles[10], smiles[55] = "not_a_molecule", "C1CC"
+    return smiles + ["CCO", "OCC"]  # the same molecule written twice
+
+
+def _expected(smiles: list[str]) -> tuple[list[str], np.ndarray, list[int]]:
+    """First occurrences of each fingerprint, by RDKit and a dict (independent of the store)."""
+    invalid = [i for i, s in enumerate(smiles) if not _parses(s)]
+    kept, rows, seen = [], [], set()
+    for i, s in enumerate(smiles):
+        if i in invalid:
+            continue
+        row = np.packbits(fingerprints(parse([s])[0], "bits", 2, 1024), axis=1)[0]
+        if row.tobytes() not in seen:
+            seen.add(row.tobytes())
+            kept.append(s)
+            rows.append(row)
+    return kept, np.stack(rows), invalid
+
+
+def _parses(smiles: str) -> bool:
+    from rdkit import Chem, RDLogger
+
+    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
+    return Chem.MolFromSmiles(smiles) is not None
+
+
+def _write(path: Path, smiles: Sequence[str]) -> Path:
+    path.write_text("".join(s + "\n" for s in smiles))
+    return path
+
+
+@pytest.mark.parametrize("shard_size", [7, 25, 1000])
+def test_a_store_holds_the_unique_fingerprints_in_order_whatever_its_shards(
+    tmp_path: Path, library: list[str], shard_size: int
+) -> None:
+    source = _write(tmp_path / "library.smi", library)
+    store = build_store([source], tmp_path / "store", shard_size=shard_size)
+    kept, rows, invalid = _expected(library)
+    assert store.num_rows == len(kept) < len(library) - len(invalid)
+    assert len(store.manifest["shards"]) == -(-len(library) // shard_size)
+    np.testing.assert_array_equal(store.packed(), rows)
+    assert store.smiles() == kept
+    ids = np.concatenate([shard.ids for shard in store.shards()])
+    np.testing.assert_array_equal(ids, np.arange(len(kept)))
+    listed = [
+        line.split("\t")
+        for path in sorted((tmp_path / "store").glob("*.invalid.smi"))
+        for line in path.read_text().splitlines()
+    ]
+    assert listed == [[str(i), library[i]] for i in invalid]
+    store.verify()
+
+
+def test_sources_are_read_in_order_smi_and_csv(tmp_path: Path, library: list[str]) -> None:
+    first = _write(tmp_path / "a.smi", library[:30])
+    second = tmp_path / "b.csv"
+    second.write_text("id,SMILES\n" + "".join(f"{i},{s}\n" for i, s in enumerate(library[30:])))
+    store = build_store([first, second], tmp_path / "store", shard_size=20)
+    assert store.smiles() == _expected(library)[0]
+
+
+class _Killed(Exception):
+    pass
+
+
+def _dying_after(calls: int) -> Any:
+    count = [0]
+
+    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> list[Any]:
+        count[0] += 1
+        if count[0] > calls:
+            raise _Killed
+        return [fingerprint_chunk(chunk, settings) for chunk in chunks]
+
+    return chunk_map
+
+
+@pytest.mark.parametrize("cut_after", [0, 1, 3])
+def test_a_build_cut_anywhere_finishes_to_the_same_store_without_rewriting_a_shard(
+    tmp_path: Path, library: list[str], cut_after: int
+) -> None:
+    source = _write(tmp_path / "library.smi", library)
+    whole = build_store([source], tmp_path / "whole", shard_size=9)
+    with pytest.raises(_Killed):
+        build_store([source], tmp_path / "cut", shard_size=9, chunk_map=_dying_after(cut_after))
+    listed = json.loads((tmp_path / "cut" / MANIFEST).read_text())["shards"]
+    assert len(listed) == cut_after
+    # a shard cut mid-write: its files are there, the manifest does not list it
+    (tmp_path / "cut" / f"shard-{cut_after:05d}.bits.npy").write_bytes(b"half")
+    (tmp_path / "cut" / f"shard-{cut_after:05d}.bits.123.tmp.npy").write_bytes(b"half")
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "cut").glob("shard-*")}
+    finished = build_store([source], tmp_path / "cut", shard_size=9)
+    assert finished.content_hash == whole.content_hash
+    assert finished.manifest["shards"] == whole.manifest["shards"]
+    for shard in listed:  # never written twice
+        for path in (tmp_path / "cut").glob(f"{shard['name']}.*"):
+            assert path.stat().st_mtime_ns == before[path.name]
+    assert not list((tmp_path / "cut").glob("*.tmp.*"))
+
+
+def test_a_damaged_shard_is_named(tmp_path: Path, library: list[str]) -> None:
+    source = _write(tmp_path / "library.smi", library)
+    build_store([source], tmp_path / "store", shard_size=20)
+    smi = tmp_path / "store" / "shard-00001.smi"
+    smi.write_text(smi.read_text().replace("C", "N", 1))
+    with pytest.raises(StoreError, match="shard shard-00001 does not match its hash"):
+        LibraryStore(tmp_path / "store").verify()
+    with pytest.raises(StoreError, match="shard-00001 does not match its hash"):
+        build_store([source], tmp_path / "store", shard_size=20)
+    with pytest.raises(ValueError, match="shard-00001 does not match its hash"):
+        screening_problem(str(tmp_path / "store"))
+    (tmp_path / "store" / "shard-00002.ids.npy").unlink()
+    with pytest.raises(StoreError, match="shard shard-00002 is missing its ids.npy"):
+        LibraryStore(tmp_path / "store")
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda m: "{not json", "is damaged"),
+        (lambda m: json.dumps({**m, "format": 99}), "format 99, this version reads 1"),
+        (lambda m: json.dumps({**m, "shards": [{"rows": "x"}]}), "is damaged"),
+        (lambda m: json.dumps({**m, "complete": False}), "is not complete"),
+    ],
+)
+def test_a_damaged_manifest_is_named(
+    tmp_path: Path, library: list[str], damage: Any, message: str
+) -> None:
+    source = _write(tmp_path / "library.smi", library)
+    build_store([source], tmp_path / "store", shard_size=20)
+    manifest = tmp_path / "store" / MANIFEST
+    manifest.write_text(damage(json.loads(manifest.read_text())))
+    with pytest.raises(StoreError, match=message):
+        LibraryStore(tmp_path / "store")
+
+
+def test_a_store_of_other_sources_or_settings_is_not_extended(
+    tmp_path: Path, library: list[str]
+) -> None:
+    source = _write(tmp_path / "library.smi", library)
+    build_store([source], tmp_path / "store", shard_size=20)
+    with pytest.raises(StoreError, match="other sources or settings"):
+        build_store([source], tmp_path / "store", shard_size=10)
+    with pytest.raises(StoreError, match="does not exist"):
+        build_store([tmp_path / "missing.smi"], tmp_path / "other")
+    with pytest.raises(StoreError, match="not a library store"):
+        LibraryStore(tmp_path)
+
+
+def test_screening_a_store_equals_screening_its_file(tmp_path: Path, library: list[str]) -> None:
+    valid = [s for s in library if _parses(s)]
+    source = _write(tmp_path / "library.smi", valid)
+    from_file = screening_problem(str(source))
+    build_store([source], tmp_path / "store", shard_size=13)
+    from_store = screening_problem(str(tmp_path / "store"))
+    np.testing.assert_array_equal(np.asarray(from_store.points), np.asarray(from_file.points))
+    np.testing.assert_array_equal(from_store.values, from_file.values)
+    assert list(from_store.labels) == list(from_file.labels)
+    with pytest.raises(ValueError, match="pass --fingerprint bits"):
+        screening_problem(str(tmp_path / "store"), fingerprint="counts")
+
+
+def test_row_hashes_differ_for_rows_differing_in_one_bit() -> None:
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 256, size=(200, 128), dtype=np.uint8)
+    flipped = rows.copy()
+    flipped[np.arange(200), rng.integers(0, 128, 200)] ^= np.uint8(1)
+    assert np.all(_row_hashes(rows) != _row_hashes(flipped))
+    np.testing.assert_array_equal(_row_hashes(rows), _row_hashes(rows.copy()))
