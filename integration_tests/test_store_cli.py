@@ -1,6 +1,7 @@
 """``trieste-scalable featurise`` end to end (subprocesses, chunks on a local Ray cluster): a store
 built in one go, one killed with SIGKILL mid-build and finished by the same command (no shard
-lost, none written twice: the same store), then screened with ``screen --library STORE``."""
+lost, none written twice: the same store), then screened with ``screen --library STORE``, in
+this process and on scoring actors (the same molecules, in the same order)."""
 
 from __future__ import annotations
 
@@ -60,11 +61,15 @@ def test_a_store_killed_mid_build_finishes_to_the_same_store_and_screens(tmp_pat
     assert finished["library_sha256"] == reference.content_hash
     assert "not_a_molecule" in (store / "shard-00010.invalid.smi").read_text()
 
-    logdir = tmp_path / "run"
-    screen = [sys.executable, "-m", "trieste_scalable", "screen", "--library", str(store),
-              "--initial", "20", "--budget", "20", "--logdir", str(logdir), "--quiet"]  # fmt: skip
-    done = subprocess.run(screen, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    with open(logdir / "evaluations.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    assert len(rows) == 40 and len({row["smiles"] for row in rows}) == 40
+    picked = {}
+    for actors in ([], ["--scoring-actors", "2"]):
+        logdir = tmp_path / f"run{len(actors)}"
+        screen = [sys.executable, "-m", "trieste_scalable", "screen", "--library", str(store),
+                  "--initial", "20", "--budget", "40", "--batch-size", "20", "--logdir",
+                  str(logdir), "--quiet", *actors]  # fmt: skip
+        done = subprocess.run(screen, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        with open(logdir / "evaluations.csv", newline="") as handle:
+            picked[len(actors)] = [row["smiles"] for row in csv.DictReader(handle)]
+    assert len(picked[0]) == 60 and len(set(picked[0])) == 60
+    assert picked[2] == picked[0]  # the actors pick what one process picks

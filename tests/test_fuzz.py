@@ -167,6 +167,8 @@ def test_second_campaign_on_a_held_directory_names_the_holder(
         (["optimize", "--max-batch-size", "0"], "--max-batch-size must be positive"),
         (["screen", "--noise", "nan"], "--noise must be finite"),
         (["screen", "--budget", "0"], "--budget must be positive"),
+        (["screen", "--scoring-actors", "0"], "--scoring-actors must be positive"),
+        (["screen", "--scoring-actors", "2"], "--scoring-actors scores --algorithm ts over a"),
     ],
 )
 def test_invalid_settings_write_nothing_and_exit_2(

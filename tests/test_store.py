@@ -203,3 +203,15 @@ def test_row_hashes_differ_for_rows_differing_in_one_bit() -> None:
     flipped[np.arange(200), rng.integers(0, 128, 200)] ^= np.uint8(1)
     assert np.all(_row_hashes(rows) != _row_hashes(flipped))
     np.testing.assert_array_equal(_row_hashes(rows), _row_hashes(rows.copy()))
+
+
+def test_featurise_refuses_bad_settings_and_missing_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trieste_scalable.cli import main
+
+    out = str(tmp_path / "store")
+    assert main(["featurise", str(tmp_path / "missing.smi"), "--out", out]) != 0
+    assert "does not exist" in capsys.readouterr().err
+    assert main(["featurise", str(tmp_path / "x.smi"), "--out", out, "--shard-size", "0"]) == 2
+    assert "--shard-size must be positive" in capsys.readouterr().err

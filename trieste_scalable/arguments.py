@@ -100,6 +100,12 @@ def parser() -> argparse.ArgumentParser:
     workers.add_argument(
         "--latency", type=float, default=None, help="simulated mean delay per evaluation (s)"
     )
+    screen.add_argument(
+        "--scoring-actors",
+        type=int,
+        default=None,
+        help="ts over a library store: score its shards on N Ray actors (same picks)",
+    )
     _common(screen, "ts", 1000, 100)
 
     store = commands.add_parser(
@@ -156,6 +162,7 @@ def validate(args: argparse.Namespace) -> None:
 
 def _validate_screen(args: argparse.Namespace) -> None:
     from .problems.oracles import is_table_objective
+    from .problems.store import is_store
 
     if not (math.isfinite(args.noise) and args.noise >= 0):
         raise UsageError(f"--noise must be finite and non-negative, got {args.noise}")
@@ -163,6 +170,11 @@ def _validate_screen(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None and not (math.isfinite(value) and value > 0):
             raise UsageError(f"--{name} must be positive, got {value}")
+    if args.scoring_actors is not None:
+        if args.scoring_actors < 1:
+            raise UsageError(f"--scoring-actors must be positive, got {args.scoring_actors}")
+        if args.algorithm != "ts" or not is_store(args.library):
+            raise UsageError("--scoring-actors scores --algorithm ts over a library store")
     try:
         table = is_table_objective(args.objective)
     except ValueError as error:

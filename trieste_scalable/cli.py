@@ -58,6 +58,14 @@ def _screen(args: argparse.Namespace) -> int:
         f"logs in {args.logdir}"
     )
 
+    remote = None
+    if args.scoring_actors:
+        from .campaigns.scoring_actors import ScoringActors
+        from .problems.store import LibraryStore
+
+        store = LibraryStore(args.library)
+        remote = ScoringActors(store, args.scoring_actors, address=args.ray_address)
+
     def models(data: Any, remaining: int) -> tuple[Any, Any]:
         scale = float(np.var(data.observations.numpy())) or 1.0
         return build(
@@ -75,6 +83,7 @@ def _screen(args: argparse.Namespace) -> int:
             budget=remaining,
             num_inducing=args.inducing,
             ratio_threshold=args.ratio_threshold,
+            remote_scoring=remote,
         )
 
     run_session(problem, vars(args), models, oracle)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -18,7 +18,7 @@ from ..numerics.bits import take_rows
 from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, feature_map_for
 from ..sampling.pathwise import PathwiseWeights
-from ..sampling.scoring import ChunkedSampleScorer
+from ..sampling.scoring import ChunkedSampleScorer, RemoteSampleScoring
 from .candidates import (
     EvaluatedCandidates,
     candidate_points,
@@ -102,6 +102,9 @@ class BatchThompsonSampling(
     :param redraw_features_every: With cached sign features (discrete spaces), draw new ones
         every this many batches (default: one draw per rule). Each redraw re-hashes every
         candidate (about as long as a few batches of scoring).
+    :param remote_scoring: Scores the samples over the discrete search space elsewhere (e.g.
+        :class:`~trieste_scalable.campaigns.scoring_actors.ScoringActors`: a library store on
+        Ray actors) with the same picks; by default in this process.
     """
 
     _name = "thompson"
@@ -123,6 +126,7 @@ class BatchThompsonSampling(
         seed: int = 0,
         scoring_dtype: Optional[tf.DType] = None,
         redraw_features_every: Optional[int] = None,
+        remote_scoring: Optional[RemoteSampleScoring] = None,
     ):
         sizes = dict(num_query_points=num_query_points, num_features=num_features)
         if redraw_features_every is not None:
@@ -141,6 +145,7 @@ class BatchThompsonSampling(
         self._seed = seed
         self._scoring_dtype = scoring_dtype
         self._redraw_features_every = redraw_features_every
+        self._remote_scoring = remote_scoring
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
         self._signs: dict[int, SignCache] = {}  # by scorer: cached candidate features
         self._evaluated = EvaluatedCandidates()
@@ -248,26 +253,45 @@ class BatchThompsonSampling(
             return no_points(space)
         # fewer candidates left than the batch: the batch shrinks to them (the last batch)
         needed = min(self._num_query_points, allowed) if self._distinct else 1
-        signs = None
-        if scorer.features.signs_only:  # computed once per draw (see _batch)
-            cache = self._signs.setdefault(
-                id(scorer), SignCache(scorer.features, scorer.feature_chunk_size)
-            )
-            signs = cache(draws, candidates, weights.prior.dtype, generation)
+        lowest = self._lowest(scorer, candidates, excluded, draws, weights, generation)
         # each sample's few best first: merging a running top-k costs as much as the products
         # at k = B = 500; a larger k only when some sample's best are all taken (rare)
         ranks = min(needed, _FIRST_RANKS)
         while True:
-            _, index = scorer.lowest(
-                candidates, tf.constant(excluded), draws, weights, ranks, signs
-            )
+            index = lowest(ranks)
             if not self._distinct:
-                return take_rows(candidates, index.numpy()[:, 0])
-            chosen = _first_free(index.numpy()[:needed])
+                return take_rows(candidates, index[:, 0])
+            chosen = _first_free(index[:needed])
             if chosen is not None:
                 return take_rows(candidates, chosen)
             assert ranks < needed, "with as many ranks as samples a free candidate always exists"
             ranks = min(needed, 4 * ranks)
+
+    def _lowest(
+        self,
+        scorer: ChunkedSampleScorer,
+        candidates: Any,
+        excluded: np.ndarray,
+        draws: Draws,
+        weights: PathwiseWeights,
+        generation: int,
+    ) -> Callable[[int], np.ndarray]:
+        """Maps k to each sample's k lowest candidates [B, k]: scored remotely, or here with the
+        candidates' sign features computed once per draw (see _batch)."""
+        remote = self._remote_scoring
+        if remote is not None:
+            features, mean = scorer.features, scorer.mean_function
+            return lambda k: remote.lowest(features, mean, draws, weights, k, excluded, generation)[
+                1
+            ]
+        signs = None
+        if scorer.features.signs_only:
+            cache = self._signs.setdefault(
+                id(scorer), SignCache(scorer.features, scorer.feature_chunk_size)
+            )
+            signs = cache(draws, candidates, weights.prior.dtype, generation)
+        mask = tf.constant(excluded)
+        return lambda k: scorer.lowest(candidates, mask, draws, weights, k, signs)[1].numpy()
 
     # ----------------------------------------------------------------- helpers
     def _scorer(self, source: PathwiseSource) -> tuple[ChunkedSampleScorer, Any]:

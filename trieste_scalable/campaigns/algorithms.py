@@ -29,6 +29,7 @@ from ..acquisition.pending import Points, outstanding, proposed, rows_seen
 from ..acquisition.rule_state import check_state, saved_state
 from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from ..numerics.bits import take_rows
+from ..sampling.scoring import RemoteSampleScoring
 
 ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
 
@@ -123,6 +124,7 @@ def build(
     budget: Optional[int] = None,
     redraw_features_every: Optional[int] = None,
     ratio_threshold: Optional[float] = None,
+    remote_scoring: Optional[RemoteSampleScoring] = None,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
 
@@ -140,6 +142,8 @@ def build(
         batches (see :class:`~.acquisition.BatchThompsonSampling`).
     :param ratio_threshold: The stopping threshold of the batch rules and the MINI rules'
         epochs (default the rules' 2; ignored by ``bkb``, ``ts`` and ``random``).
+    :param remote_scoring: ``ts``: scores the samples elsewhere (e.g. a library store's shards
+        on Ray actors, :class:`~.scoring_actors.ScoringActors`).
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
@@ -169,6 +173,7 @@ def build(
             seed=seed,
             scoring_dtype=scoring,
             redraw_features_every=redraw_features_every,
+            remote_scoring=remote_scoring,
         )
         return model, thompson
     if algorithm in ("mini-ucb", "mini-ei"):

@@ -97,24 +97,29 @@ class LibraryStore:
             ids = np.load(self.path / f"{name}.ids.npy", mmap_mode="r")
             yield Shard(name, bits, ids, self.path)
 
-    def verify(self) -> None:
-        """Check every shard's files against its content hash.
+    def verify(self, names: Optional[Sequence[str]] = None) -> None:
+        """Check every shard's files (or those of ``names``) against its content hash.
 
         :raise StoreError: Naming the first shard that does not match.
         """
         for shard in self.manifest["shards"]:
+            if names is not None and shard["name"] not in names:
+                continue
             if _shard_hash(self.path, shard["name"]) != shard["sha256"]:
                 raise StoreError(
                     f"{self.path}: shard {shard['name']} does not match its hash in {MANIFEST} "
                     "(damaged or edited): rebuild it with `featurise`"
                 )
 
-    def packed(self) -> np.ndarray:
-        """Every shard's packed fingerprints in one array [N, W], in memory, copied shard by
-        shard into an array TensorFlow can share (:func:`~..numerics.bits.shared_tensor`)."""
+    def packed(self, names: Optional[Sequence[str]] = None) -> np.ndarray:
+        """Every shard's packed fingerprints (or those of ``names``) in one array [N, W], in
+        memory, copied shard by shard into an array TensorFlow can share
+        (:func:`~..numerics.bits.shared_tensor`)."""
         width = -(-int(self.fingerprint["width"]) // 8)
-        packed, start = aligned_empty((self.num_rows, width), np.uint8), 0
-        for shard in self.shards():
+        shards = [s for s in self.shards() if names is None or s.name in names]
+        rows = sum(len(shard.ids) for shard in shards)
+        packed, start = aligned_empty((rows, width), np.uint8), 0
+        for shard in shards:
             packed[start : start + len(shard.bits)] = shard.bits
             start += len(shard.bits)
         return packed
@@ -204,14 +209,14 @@ def build_store(
 
 def ray_chunk_map(address: Optional[str] = None) -> ChunkMap:
     """A :data:`ChunkMap` of one Ray task per chunk, on a local cluster (every core) or the one
-    at ``address``."""
+    at ``address`` (started or joined at the first call)."""
     import ray
 
-    if not ray.is_initialized():
-        ray.init(address, include_dashboard=False, log_to_driver=False)
     task = ray.remote(fingerprint_chunk)
 
     def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> list[Any]:
+        if not ray.is_initialized():
+            ray.init(address, include_dashboard=False, log_to_driver=False)
         return ray.get([task.remote(list(chunk), settings) for chunk in chunks])
 
     return chunk_map

@@ -9,7 +9,7 @@ skips the rows the chunk before it scored (no padded copy of the candidates).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
 import tensorflow as tf
@@ -25,6 +25,31 @@ def chunk_rows(num: int, chunk_size: int) -> int:
     (at most ``num``)."""
     chunks = -(-num // chunk_size)
     return -(-num // chunks)
+
+
+class RemoteSampleScoring(Protocol):
+    """Scores B samples over a candidate set held elsewhere, e.g. a library store's shards on Ray
+    actors (:class:`~trieste_scalable.campaigns.scoring_actors.ScoringActors`), with the same
+    results as :meth:`ChunkedSampleScorer.lowest` over the whole set in this process."""
+
+    @property
+    def num_candidates(self) -> int:
+        """N, the candidates scored (in the order of the rule's search space)."""
+
+    def lowest(
+        self,
+        features: FeatureMap,
+        mean_function: MeanFunction,
+        draws: Draws,
+        weights: PathwiseWeights,
+        k: int,
+        excluded: np.ndarray,
+        draw: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Values [B, k] (ascending, ties by index) and candidate indices [B, k] of each sample's
+        k lowest allowed candidates; ``excluded`` [N] as in :meth:`ChunkedSampleScorer.lowest`,
+        ``draw`` which draw of sign features ``draws`` is (see
+        :class:`~.feature_cache.SignCache`)."""
 
 
 class ChunkedSampleScorer:

@@ -1,0 +1,93 @@
+"""Batch Thompson sampling scored over a library store on Ray actors picks exactly what scoring
+in one process picks, for several shard and actor layouts, also after an actor is killed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from trieste.ask_tell_optimization import AskTellOptimizer
+from trieste.data import Dataset
+
+ray = pytest.importorskip("ray")
+
+from trieste_scalable.acquisition import BatchThompsonSampling, ConfidenceWidth  # noqa: E402
+from trieste_scalable.campaigns.algorithms import build  # noqa: E402
+from trieste_scalable.campaigns.scoring_actors import ScoringActors  # noqa: E402
+from trieste_scalable.kernels import Tanimoto  # noqa: E402
+from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
+from trieste_scalable.problems.screening import screening_problem  # noqa: E402
+from trieste_scalable.problems.store import LibraryStore, StoreError, build_store  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def local_cluster() -> Iterator[None]:
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+
+
+def _batches(store: Path, remote: ScoringActors | None, kill: bool = False) -> list[np.ndarray]:
+    """Three batches of 40 over the store's problem, the same model and seed either way."""
+    problem = screening_problem(str(store))
+    data = problem.initial_data(20, 0)
+    scale = float(np.var(data.observations.numpy()))
+    model, _ = build(
+        "ts", data, kernel=Tanimoto(variance=scale, binary_inputs=True),
+        noise_variance=0.01 * scale, batch_size=40, max_batch_size=40,
+        width=ConfidenceWidth("constant", beta=2.0), fit_hyperparameters=False, seed=0,
+        screening=True, selector="random",
+    )  # fmt: skip
+    rule = BatchThompsonSampling(
+        40, exclude_evaluated=True, seed=0, scoring_dtype=tf.float32, remote_scoring=remote
+    )
+    ask_tell = AskTellOptimizer(problem.search_space, data, model, rule)
+    batches = []
+    for step in range(3):
+        if kill and step == 1 and remote is not None:
+            ray.kill(remote._actors[0], no_restart=False)  # restarted; its call retried
+        batch = ask_tell.ask()
+        batches.append(problem.indices(batch))
+        values = tf.constant(problem.values[batches[-1]][:, None])
+        ask_tell.tell(Dataset(batch, values))
+    return batches
+
+
+@pytest.mark.parametrize(
+    "shard_size, actors",
+    [
+        (700, 2),
+        (450, 3),
+        pytest.param(700, 1, marks=pytest.mark.slow),
+        pytest.param(5000, 2, marks=pytest.mark.slow),  # one shard: one actor
+    ],
+)
+def test_actors_pick_what_one_process_picks(
+    local_cluster: None, tmp_path: Path, shard_size: int, actors: int
+) -> None:
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:3000]) + "\n")
+    store = build_store([library], tmp_path / "store", shard_size=shard_size)
+    expected = _batches(store.path, None)
+    remote = ScoringActors(LibraryStore(store.path), actors)
+    picked = _batches(store.path, remote, kill=actors > 1)
+    for mine, theirs in zip(picked, expected):
+        np.testing.assert_array_equal(mine, theirs)
+    assert len(np.unique(np.concatenate(picked))) == 120
+
+
+def test_a_damaged_shard_stops_the_actors_naming_it(local_cluster: None, tmp_path: Path) -> None:
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:600]) + "\n")
+    store = build_store([library], tmp_path / "store", shard_size=200)
+    np.save(store.path / "shard-00001.ids.npy", np.arange(200))  # edited
+    with pytest.raises(StoreError, match="shard shard-00001 does not match its hash"):
+        ScoringActors(LibraryStore(store.path), 2)

@@ -1,0 +1,165 @@
+"""Batch Thompson sampling's scoring over a library store on Ray actors (the ``[distributed]``
+extra): each actor owns a contiguous run of the store's shards and their cached sign features;
+per batch the driver sends what the B samples need (the kernel's variance, the prior mean, the
+feature draws, the samples' weights with the inducing points) and each actor's share of the
+excluded rows; each actor returns its k lowest candidates per sample (value, global row id) and
+the driver merges them, ties by row id, as :func:`~trieste_scalable.sampling.scoring._running_top_k`
+breaks them in one process. The rows' values are computed by the same compiled scorer
+(:class:`~trieste_scalable.sampling.scoring.ChunkedSampleScorer`), row by row independent of
+the chunking, so the picks are those of in-process scoring (tested).
+
+An actor that dies is restarted by Ray and its call retried (it reloads its shards and
+recomputes their sign features); a shard missing or not matching its hash is an error naming it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+
+from ..kernels import Tanimoto
+from ..models.live import LiveConstantMean
+from ..numerics.bits import PackedRows, shared_tensor
+from ..problems.store import LibraryStore, StoreError
+from ..sampling.feature_cache import SignCache
+from ..sampling.features import Draws, FeatureMap, feature_map_for
+from ..sampling.pathwise import MeanFunction, PathwiseWeights
+from ..sampling.scoring import ChunkedSampleScorer
+
+
+class ShardScorer:
+    """One actor's shards of a store, their sign features and a compiled scorer.
+
+    :param path: The store's directory (a shared filesystem on a cluster).
+    :param names: The shards this actor owns, contiguous and in store order.
+    :raise StoreError: If one of them is missing or does not match its hash.
+    """
+
+    def __init__(
+        self, path: str, names: list[str], num_features: int, chunk_size: int, products: Any
+    ):
+        store = LibraryStore(path)
+        owned = [shard for shard in store.shards() if shard.name in set(names)]
+        store.verify(names)
+        self._ids = np.concatenate([shard.ids for shard in owned])
+        packed = store.packed([shard.name for shard in owned])
+        self._rows = PackedRows(shared_tensor(packed), store.fingerprint["width"], tf.float64)
+        self._kernel = Tanimoto(binary_inputs=True)
+        self._mean = tf.Variable(tf.constant(0.0, tf.float64))
+        features = feature_map_for(self._kernel, num_features)
+        self._scorer = ChunkedSampleScorer(features, self._mean_function, chunk_size, products)
+        self._signs = SignCache(features, self._scorer.feature_chunk_size)
+
+    def _mean_function(self, x: tf.Tensor) -> tf.Tensor:
+        shape = tf.concat([tf.shape(x)[:-1], [1]], axis=0)
+        return tf.ones(shape, dtype=self._mean.dtype) * self._mean  # as LiveConstantMean
+
+    def lowest(
+        self,
+        variance: np.ndarray,
+        mean: np.ndarray,
+        draws: tuple[np.ndarray, ...],
+        weights: tuple[np.ndarray, ...],
+        k: int,
+        excluded: np.ndarray,
+        draw: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """This actor's k lowest per sample: values [B, k] and global row ids [B, k]."""
+        self._kernel.variance.unconstrained_variable.assign(variance)  # bit for bit
+        self._mean.assign(mean)
+        tensors: Draws = tuple(tf.constant(d) for d in draws)
+        sample = PathwiseWeights(*(tf.constant(w) for w in weights))
+        signs = self._signs(tensors, self._rows, sample.prior.dtype, draw)
+        values, index = self._scorer.lowest(
+            self._rows, tf.constant(excluded), tensors, sample, k, signs
+        )
+        return values.numpy(), self._ids[index.numpy()]
+
+
+class ScoringActors:
+    """Scores batch Thompson samples over a store on ``num_actors`` Ray actors (a
+    :class:`~trieste_scalable.sampling.scoring.RemoteSampleScoring`; pass it to
+    :class:`~trieste_scalable.acquisition.BatchThompsonSampling` as ``remote_scoring``).
+
+    :param store: The library store; the rule's search space must be its rows, in order.
+    :param num_actors: Actors, each owning a contiguous run of shards (at most one per shard).
+    :param num_features: The rule's ``num_features``.
+    :param chunk_size: Rows per compiled call on an actor.
+    :param products: The products' dtype (the rule's ``scoring_dtype``).
+    :param address: A Ray cluster; ``None`` starts (or reuses) a local one.
+    :raise StoreError: If a shard is missing or does not match its hash.
+    """
+
+    def __init__(
+        self,
+        store: LibraryStore,
+        num_actors: int,
+        *,
+        num_features: int = 1000,
+        chunk_size: int = 4096,
+        products: Optional[tf.DType] = tf.float32,
+        address: Optional[str] = None,
+    ):
+        import ray
+
+        if num_actors < 1:
+            raise ValueError(f"num_actors must be positive, got {num_actors}")
+        store.verify()
+        if not ray.is_initialized():
+            ray.init(address, include_dashboard=False, log_to_driver=False)
+        shards = store.manifest["shards"]
+        groups = [g for g in np.array_split(np.arange(len(shards)), num_actors) if g.size]
+        rows = np.cumsum([0] + [int(s["rows"]) for s in shards])
+        self._ranges = [(int(rows[g[0]]), int(rows[g[-1] + 1])) for g in groups]
+        self._num_features = num_features
+        actor = ray.remote(num_cpus=0)(ShardScorer).options(max_restarts=2, max_task_retries=2)
+        self._actors: list[Any] = [
+            actor.remote(
+                str(store.path), [shards[i]["name"] for i in g], num_features, chunk_size, products
+            )  # fmt: skip
+            for g in groups
+        ]
+        self._ray: Any = ray
+        self._draws: tuple[int, Any] = (-1, None)
+        self.num_candidates = int(rows[-1])
+
+    def lowest(
+        self,
+        features: FeatureMap,
+        mean_function: MeanFunction,
+        draws: Draws,
+        weights: PathwiseWeights,
+        k: int,
+        excluded: np.ndarray,
+        draw: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """See :class:`~trieste_scalable.sampling.scoring.RemoteSampleScoring`."""
+        kernel = features.kernel
+        if not (isinstance(kernel, Tanimoto) and kernel.binary_inputs):
+            raise ValueError("scoring actors score the Tanimoto kernel on binary fingerprints")
+        if features.num_features != self._num_features:
+            raise ValueError(f"the actors hold {self._num_features} features, not the rule's")
+        if not isinstance(mean_function, (LiveConstantMean, gpflow.mean_functions.Constant)):
+            raise ValueError("scoring actors need a constant prior mean")
+        if len(excluded) != self.num_candidates:
+            raise ValueError(f"{len(excluded)} candidates, the store holds {self.num_candidates}")
+        if self._draws[0] != draw:  # the feature draws, put once per draw
+            self._draws = (draw, self._ray.put(tuple(np.asarray(d) for d in draws)))
+        variance = kernel.variance.unconstrained_variable.numpy()
+        mean = mean_function(tf.zeros([1, 1], weights.prior.dtype))[0, 0].numpy()
+        arrays = self._ray.put(tuple(np.asarray(w) for w in weights))
+        calls = [
+            actor.lowest.remote(variance, mean, self._draws[1], arrays, k, excluded[lo:hi], draw)
+            for actor, (lo, hi) in zip(self._actors, self._ranges)
+        ]
+        try:
+            parts = self._ray.get(calls)
+        except self._ray.exceptions.RayActorError as error:
+            raise StoreError(f"a scoring actor failed: {error}") from None
+        values = np.concatenate([v for v, _ in parts], axis=1)
+        ids = np.concatenate([i for _, i in parts], axis=1)
+        order = np.lexsort((ids, values), axis=-1)[:, :k]  # by value, ties by row id
+        return np.take_along_axis(values, order, 1), np.take_along_axis(ids, order, 1)
