@@ -213,3 +213,18 @@ class LazyArgmin:
             self._scores[index] = self._score(index)
             self._fresh[index] = True
             self.refreshed += len(np.unique(index))
+
+
+def distinct_picks(ranked: np.ndarray) -> Optional[np.ndarray]:
+    """For each sample in turn, its best-ranked candidate no earlier sample took; None if some
+    sample's ranked candidates [B, k] are all taken (never when k >= B). The loop is over the B
+    samples, not the candidates."""
+    taken: set[int] = set()
+    chosen = np.empty(ranked.shape[0], dtype=np.int64)
+    for b, row in enumerate(ranked):
+        free = next((int(i) for i in row if int(i) not in taken), None)
+        if free is None:
+            return None
+        chosen[b] = free
+        taken.add(free)
+    return chosen

@@ -24,6 +24,7 @@ from .candidates import (
     candidate_points,
     candidate_rows,
     check_search_space,
+    distinct_picks,
     num_candidates,
     objective_of,
     space_dtype,
@@ -261,7 +262,7 @@ class BatchThompsonSampling(
             index = lowest(ranks)
             if not self._distinct:
                 return take_rows(candidates, index[:, 0])
-            chosen = _first_free(index[:needed])
+            chosen = distinct_picks(index[:needed])
             if chosen is not None:
                 return take_rows(candidates, chosen)
             assert ranks < needed, "with as many ranks as samples a free candidate always exists"
@@ -310,18 +311,3 @@ def _sign_seeds(seed: int, generation: int) -> np.ndarray:
     """Seeds of a rule's ``generation``-th draw of sign features, apart from its batch seeds."""
     key = [seed, 0, 7] + ([generation] if generation else [])  # the first as before redraws
     return np.random.default_rng(key).integers(2**31, size=2)
-
-
-def _first_free(ranked: np.ndarray) -> Optional[np.ndarray]:
-    """For each sample in turn, its best-ranked candidate no earlier sample took; None if some
-    sample's ranked candidates [B, k] are all taken (never when k >= B). The loop is over the B
-    samples, not the candidates."""
-    taken: set[int] = set()
-    chosen = np.empty(ranked.shape[0], dtype=np.int64)
-    for b, row in enumerate(ranked):
-        free = next((int(i) for i in row if int(i) not in taken), None)
-        if free is None:
-            return None
-        chosen[b] = free
-        taken.add(free)
-    return chosen
