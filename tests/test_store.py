@@ -102,11 +102,12 @@ class _Killed(Exception):
 def _dying_after(calls: int) -> Any:
     count = [0]
 
-    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> list[Any]:
+    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> Any:
         count[0] += 1
-        if count[0] > calls:
+        if count[0] > calls + 1:  # shard `calls` is started, then the next: killed there
             raise _Killed
-        return [fingerprint_chunk(chunk, settings) for chunk in chunks]
+        parts = [fingerprint_chunk(chunk, settings) for chunk in chunks]
+        return lambda: parts
 
     return chunk_map
 

@@ -14,6 +14,8 @@ recomputes their sign features); a shard missing or not matching its hash is an 
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any, Optional
 
 import gpflow
@@ -28,6 +30,16 @@ from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import MeanFunction, PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer
+
+
+def peak_rss() -> int:
+    """This process's peak resident memory in bytes: ``VmHWM`` (Linux; 0 elsewhere), which,
+    unlike ``ru_maxrss``, does not carry the peak of the process that started this one."""
+    try:
+        status = Path("/proc/self/status").read_text().splitlines()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM")), 0)
 
 
 class ShardScorer:
@@ -52,6 +64,10 @@ class ShardScorer:
         features = feature_map_for(self._kernel, num_features)
         self._scorer = ChunkedSampleScorer(features, self._mean_function, chunk_size, products)
         self._signs = SignCache(features, self._scorer.feature_chunk_size)
+
+    def peak_rss(self) -> int:
+        """This actor's peak resident memory in bytes (``VmHWM``, Linux; 0 elsewhere)."""
+        return peak_rss()
 
     def _mean_function(self, x: tf.Tensor) -> tf.Tensor:
         shape = tf.concat([tf.shape(x)[:-1], [1]], axis=0)
@@ -122,9 +138,13 @@ class ScoringActors:
             )  # fmt: skip
             for g in groups
         ]
+        self.seconds = dict(broadcast=0.0, score=0.0, merge=0.0)
+        """Driver seconds spent putting the samples' arrays, waiting for the actors and merging,
+        summed over calls."""
         self._ray: Any = ray
         self._draws: tuple[int, Any] = (-1, None)
         self.num_candidates = int(rows[-1])
+        self.peak_rss()  # every actor has loaded its shards: a damaged one is reported here
 
     def lowest(
         self,
@@ -146,20 +166,37 @@ class ScoringActors:
             raise ValueError("scoring actors need a constant prior mean")
         if len(excluded) != self.num_candidates:
             raise ValueError(f"{len(excluded)} candidates, the store holds {self.num_candidates}")
+        start = time.perf_counter()
         if self._draws[0] != draw:  # the feature draws, put once per draw
             self._draws = (draw, self._ray.put(tuple(np.asarray(d) for d in draws)))
         variance = kernel.variance.unconstrained_variable.numpy()
         mean = mean_function(tf.zeros([1, 1], weights.prior.dtype))[0, 0].numpy()
         arrays = self._ray.put(tuple(np.asarray(w) for w in weights))
+        sent = time.perf_counter()
         calls = [
             actor.lowest.remote(variance, mean, self._draws[1], arrays, k, excluded[lo:hi], draw)
             for actor, (lo, hi) in zip(self._actors, self._ranges)
         ]
-        try:
-            parts = self._ray.get(calls)
-        except self._ray.exceptions.RayActorError as error:
-            raise StoreError(f"a scoring actor failed: {error}") from None
+        parts = self._get(calls)
+        scored = time.perf_counter()
         values = np.concatenate([v for v, _ in parts], axis=1)
         ids = np.concatenate([i for _, i in parts], axis=1)
         order = np.lexsort((ids, values), axis=-1)[:, :k]  # by value, ties by row id
-        return np.take_along_axis(values, order, 1), np.take_along_axis(ids, order, 1)
+        merged = np.take_along_axis(values, order, 1), np.take_along_axis(ids, order, 1)
+        for name, seconds in zip(
+            self.seconds, (sent - start, scored - sent, time.perf_counter() - scored)
+        ):
+            self.seconds[name] += seconds
+        return merged
+
+    def peak_rss(self) -> list[int]:
+        """Each actor's peak resident memory in bytes (waits until every actor is up)."""
+        return list(self._get([actor.peak_rss.remote() for actor in self._actors]))
+
+    def _get(self, calls: list[Any]) -> list[Any]:
+        try:
+            return list(self._ray.get(calls))
+        except self._ray.exceptions.RayActorError as error:  # e.g. a shard damaged since
+            cause = str(error).strip().splitlines()
+            reason = next((line for line in reversed(cause) if "StoreError" in line), cause[-1])
+            raise StoreError(f"a scoring actor failed: {reason}") from None

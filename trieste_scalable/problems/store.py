@@ -133,7 +133,12 @@ def is_store(path: Path | str) -> bool:
     return (Path(path) / MANIFEST).is_file()
 
 
-ChunkMap = Callable[[Sequence[Sequence[str]], tuple], list[tuple[np.ndarray, np.ndarray]]]
+ChunkMap = Callable[
+    [Sequence[Sequence[str]], tuple], Callable[[], list[tuple[np.ndarray, np.ndarray]]]
+]
+"""Starts fingerprinting chunks of SMILES with settings ``(kind, radius, size)``; the callable it
+returns waits for each chunk's unparseable positions [K] and packed fingerprints [n - K, W], in
+order (so the next shard's chunks run while this one is written)."""
 
 
 def build_store(
@@ -189,22 +194,39 @@ def build_store(
     seen = _SeenRows(out, [shard["name"] for shard in manifest["shards"]])
     chunk_map = chunk_map or _in_process
     molecules = itertools.chain.from_iterable(read_smiles(p) for p in paths)
+    started: list[tuple[int, list[str], Callable[[], list[Any]]]] = []
     for number, block in enumerate(_blocks(molecules, shard_size)):
-        name = f"shard-{number:05d}"
-        if name in done:
+        if f"shard-{number:05d}" in done:
             continue
         chunks = [block[i : i + CHUNK_SIZE] for i in range(0, len(block), CHUNK_SIZE)]
-        parts = chunk_map(chunks, (kind, radius, size))
-        entry = _write_shard(out, name, number * shard_size, block, parts, seen)
-        manifest["shards"].append(entry)
-        _write_manifest(out, manifest)
-        progress(
-            f"{name}: {entry['rows']} new molecules of {len(block)} ({entry['invalid']} invalid)"
-        )
+        started.append((number, block, chunk_map(chunks, (kind, radius, size))))
+        if len(started) == 2:  # the next shard runs while this one is written
+            _finish_shard(out, manifest, shard_size, seen, *started.pop(0), progress)
+    for shard in started:
+        _finish_shard(out, manifest, shard_size, seen, *shard, progress)
     hashes = "".join(shard["sha256"] for shard in manifest["shards"])
     manifest.update(complete=True, library_sha256=hashlib.sha256(hashes.encode()).hexdigest())
     _write_manifest(out, manifest)
     return LibraryStore(out)
+
+
+def _finish_shard(
+    out: Path,
+    manifest: dict[str, Any],
+    shard_size: int,
+    seen: _SeenRows,
+    number: int,
+    block: list[str],
+    parts: Callable[[], list[Any]],
+    progress: Callable[[str], None],
+) -> None:
+    """Write shard ``number`` once its chunks are done and list it in the manifest."""
+    name = f"shard-{number:05d}"
+    entry = _write_shard(out, name, number * shard_size, block, parts(), seen)
+    manifest["shards"].append(entry)
+    _write_manifest(out, manifest)
+    new, invalid = entry["rows"], entry["invalid"]
+    progress(f"{name}: {new} new molecules of {len(block)} ({invalid} invalid)")
 
 
 def ray_chunk_map(address: Optional[str] = None) -> ChunkMap:
@@ -214,16 +236,18 @@ def ray_chunk_map(address: Optional[str] = None) -> ChunkMap:
 
     task = ray.remote(fingerprint_chunk)
 
-    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> list[Any]:
+    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> Callable[[], list[Any]]:
         if not ray.is_initialized():
             ray.init(address, include_dashboard=False, log_to_driver=False)
-        return ray.get([task.remote(list(chunk), settings) for chunk in chunks])
+        refs = [task.remote(list(chunk), settings) for chunk in chunks]
+        return lambda: ray.get(refs)
 
     return chunk_map
 
 
-def _in_process(chunks: Sequence[Sequence[str]], settings: tuple) -> list[Any]:
-    return [fingerprint_chunk(chunk, settings) for chunk in chunks]
+def _in_process(chunks: Sequence[Sequence[str]], settings: tuple) -> Callable[[], list[Any]]:
+    parts = [fingerprint_chunk(chunk, settings) for chunk in chunks]
+    return lambda: parts
 
 
 def _blocks(items: Iterable[str], size: int) -> Iterator[list[str]]:

@@ -100,13 +100,12 @@ def synthetic_chunk_map(base: np.ndarray, width: int, flips: int, seed: int = 0)
     shipped molecules, with every store feature (shards, hashes, resuming, deduplication)."""
     frequency = np.unpackbits(base, axis=1, count=width).mean(axis=0)
 
-    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> list[Any]:
+    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> Any:
         parts = []
         for chunk in chunks:
             rows = np.array([int(name.rsplit("-", 1)[1]) for name in chunk], dtype=np.int64)
-            parts.append(
-                (np.zeros(0, np.int64), perturbed_rows(base, rows, frequency, flips, seed))
-            )
-        return parts
+            packed = perturbed_rows(base, rows, frequency, flips, seed)
+            parts.append((np.zeros(0, np.int64), packed))
+        return lambda: parts
 
     return chunk_map

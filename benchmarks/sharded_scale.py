@@ -1,0 +1,226 @@
+"""Sharded library stores and scoring on Ray actors (issue 24), measured side by side with
+scoring in one process.
+
+Run: ``.venv/bin/python benchmarks/sharded_scale.py [--sizes 1000000] [--actors 1 2]
+[--batch-size 500] [--batches 2] [--featurise 100000]``. Writes stores under
+``benchmarks/out/stores`` and ``benchmarks/results/sharded_histograms.png``.
+
+A. The synthetic library (:mod:`trieste_scalable.problems.synthetic_library`) against the
+   shipped 100,000 MOSES molecules it perturbs: on-bits per molecule and Tanimoto similarity of
+   20,000 random pairs (quantiles printed, both histograms plotted).
+B. ``trieste-scalable featurise`` of ``--featurise`` real SMILES on a local Ray cluster: wall
+   time, molecules per second and the share of the machine's CPU time busy during it
+   (``/proc/stat``).
+C. Per size N: the synthetic store built (seconds, size on disk); then, each in a fresh process,
+   batch Thompson sampling (the command line's ``ts``: Tanimoto kernel, 1,000 inducing points,
+   fixed hyperparameters) for ``--batches`` batches of ``--batch-size`` after as many random
+   rows, in-process and on each number of ``--actors``: seconds per batch (the first computes
+   the library's sign features), split for actors into broadcast / score / merge as the driver
+   sees them, peak resident memory of the driver and of each actor, recall of the top 1 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+OUT = Path(__file__).parent / "out"
+RESULTS = Path(__file__).parent / "results"
+
+CHILD = r"""
+import json, sys, time
+import numpy as np, tensorflow as tf
+from trieste.ask_tell_optimization import AskTellOptimizer
+from trieste.data import Dataset
+from trieste_scalable.acquisition import ConfidenceWidth
+from trieste_scalable.campaigns.algorithms import build
+from trieste_scalable.kernels import Tanimoto
+from trieste_scalable.numerics.bits import PackedRows, shared_tensor
+from trieste_scalable.problems.labels import Labels
+from trieste_scalable.problems.screening import ScreeningProblem
+from trieste_scalable.problems.store import LibraryStore
+from trieste_scalable.problems.synthetic_library import TanimotoOracle
+
+path, actors, batch, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+store = LibraryStore(path)
+start = time.perf_counter()
+packed = store.packed()
+values = np.load(f"{path}/oracle.npy")
+problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(packed), 1024,
+    tf.float64), values=-values, noise_std=0.0, labels=Labels([""] * len(values)),
+    num_molecules=len(values))
+remote = None
+if actors:
+    from trieste_scalable.campaigns.scoring_actors import ScoringActors
+    remote = ScoringActors(store, actors)
+loaded = time.perf_counter() - start
+data = problem.initial_data(batch, 0)
+scale = float(np.var(data.observations.numpy()))
+model, rule = build("ts", data, kernel=Tanimoto(variance=scale, binary_inputs=True),
+    noise_variance=0.01 * scale, width=ConfidenceWidth("constant", beta=2.0), batch_size=batch,
+    max_batch_size=batch, fit_hyperparameters=False, seed=0, screening=True, selector="random",
+    remote_scoring=remote)
+ask_tell = AskTellOptimizer(problem.search_space, data, model, rule)
+seconds, splits, picked = [], [], [problem.indices(data.query_points)]
+for _ in range(batches):
+    before = dict(remote.seconds) if remote else {}
+    t = time.perf_counter()
+    x = ask_tell.ask()
+    seconds.append(time.perf_counter() - t)
+    splits.append({k: remote.seconds[k] - before[k] for k in before})
+    ids = problem.indices(x)
+    picked.append(ids)
+    ask_tell.tell(Dataset(x, tf.constant(problem.values[ids][:, None])))
+from trieste_scalable.campaigns.scoring_actors import peak_rss
+print(json.dumps(dict(load=loaded, seconds=seconds, splits=splits,
+    driver_rss=peak_rss(),
+    actor_rss=remote.peak_rss() if remote else [],
+    recall=problem.recall(np.concatenate(picked), 0.01))))
+"""
+
+
+def histograms(out: Path) -> None:
+    import numpy as np
+
+    from trieste_scalable.problems.screening import screening_problem
+    from trieste_scalable.problems.synthetic_library import perturbed_rows
+
+    real = np.asarray(screening_problem("moses-100k", None).points.bits)
+    frequency = np.unpackbits(real, axis=1, count=1024).mean(axis=0)
+    rng = np.random.default_rng(0)
+    rows = rng.choice(10**7, size=len(real), replace=False).astype(np.int64)
+    synthetic = perturbed_rows(real, rows, frequency, flips=2)
+
+    def on_bits(packed):  # type: ignore[no-untyped-def]
+        return np.unpackbits(packed, axis=1).sum(axis=1)
+
+    def similarity(packed):  # type: ignore[no-untyped-def]
+        a, b = (np.unpackbits(packed[rng.integers(0, len(packed), 20000)], axis=1) for _ in "ab")
+        both = (a & b).sum(axis=1)
+        return both / np.maximum(a.sum(axis=1) + b.sum(axis=1) - both, 1)
+
+    measured = {
+        "on-bits": (on_bits(real), on_bits(synthetic)),
+        "Tanimoto": (similarity(real), similarity(synthetic)),
+    }
+    for name, (a, b) in measured.items():
+        q = [0.05, 0.25, 0.5, 0.75, 0.95]
+        print(f"A {name:>8}: real quantiles {np.quantile(a, q).round(3).tolist()}, "
+              f"synthetic {np.quantile(b, q).round(3).tolist()}", flush=True)  # fmt: skip
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    for axis, (name, (a, b)) in zip(axes, measured.items()):
+        bins = np.linspace(min(a.min(), b.min()), max(a.max(), b.max()), 40)
+        axis.hist(a, bins, alpha=0.6, density=True, label="MOSES 100k")
+        axis.hist(b, bins, alpha=0.6, density=True, label="synthetic (2 flips)")
+        axis.set_title(name if name == "on-bits" else "Tanimoto similarity, random pairs")
+        axis.legend()
+    figure.tight_layout()
+    figure.savefig(out)
+    print(f"A histograms: {out}", flush=True)
+
+
+def busy_cpu() -> tuple[int, int]:
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def featurise(count: int) -> None:
+    from trieste_scalable.problems.molecules import load_smiles
+
+    library = OUT / f"featurise_{count}.smi"
+    library.write_text("\n".join(load_smiles("moses-100k")[:count]) + "\n")
+    store = OUT / "stores" / f"featurised_{count}"
+    subprocess.run(["rm", "-rf", str(store)], check=True)
+    busy0, total0 = busy_cpu()
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "trieste_scalable", "featurise", str(library), "--out",
+               str(store), "--shard-size", str(max(count // 4, 1)), "--quiet"]  # fmt: skip
+    subprocess.run(command, check=True, env=dict(os.environ, TRIESTE_SCALABLE_CACHE=str(OUT)))
+    wall = time.perf_counter() - start
+    busy1, total1 = busy_cpu()
+    busy = (busy1 - busy0) / (total1 - total0)
+    print(f"B featurise {count} SMILES on local Ray: {wall:.1f} s ({count / wall:.0f}/s with "
+          f"Ray's start), CPU busy {busy:.1%}", flush=True)  # fmt: skip
+
+
+def synthetic_store(size: int) -> Path:
+    import numpy as np
+
+    from trieste_scalable.problems.screening import screening_problem
+    from trieste_scalable.problems.store import build_store
+    from trieste_scalable.problems.synthetic_library import (
+        TanimotoOracle,
+        synthetic_chunk_map,
+    )
+
+    path = OUT / "stores" / f"synthetic_{size}"
+    if (path / "oracle.npy").is_file():
+        return path
+    base = np.asarray(screening_problem("moses-100k", None).points.bits)
+    names = OUT / f"synthetic_{size}.txt"
+    with open(names, "w") as handle:
+        for start in range(0, size, 10**6):
+            stop = min(start + 10**6, size)
+            handle.write("".join(f"synthetic-{i}\n" for i in range(start, stop)))
+    start = time.perf_counter()
+    shard_size = min(10**6, -(-size // 4))  # at least four shards: actors share them
+    store = build_store([names], path, shard_size=shard_size,
+                        chunk_map=synthetic_chunk_map(base, 1024, flips=2))  # fmt: skip
+    built = time.perf_counter() - start
+    oracle = TanimotoOracle(1024, seed=0)
+    values = np.concatenate([oracle(shard.bits) for shard in store.shards()])
+    np.save(path / "oracle.npy", values)
+    disk = sum(p.stat().st_size for p in path.glob("shard-*"))
+    print(f"C N={store.num_rows}: store built in {built:.0f} s, oracle in "
+          f"{time.perf_counter() - start - built:.0f} s, {disk / 1e9:.2f} GB on disk "
+          f"({disk / store.num_rows:.0f} B a row)", flush=True)  # fmt: skip
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--actors", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--batches", type=int, default=2)
+    parser.add_argument("--featurise", type=int, default=100_000)
+    args = parser.parse_args()
+    (OUT / "stores").mkdir(parents=True, exist_ok=True)
+    histograms(RESULTS / "sharded_histograms.png")
+    if args.featurise:
+        featurise(args.featurise)
+    for size in args.sizes:
+        path = synthetic_store(size)
+        for actors in [0, *args.actors]:
+            command = [sys.executable, "-c", CHILD, str(path), str(actors),
+                       str(args.batch_size), str(args.batches)]  # fmt: skip
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode:
+                print(done.stderr[-3000:])
+                raise SystemExit(1)
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            label = f"{actors} actors" if actors else "in-process"
+            split = "; ".join(
+                ", ".join(f"{k} {v:.2f}" for k, v in s.items()) for s in r["splits"]
+            )
+            print(f"C N={size} {label:>10}: batches of {args.batch_size} "
+                  f"{', '.join(f'{s:.1f}' for s in r['seconds'])} s"
+                  f"{f' ({split})' if split else ''}; driver peak RSS "
+                  f"{r['driver_rss'] / 1e9:.2f} GB, actors "
+                  f"{[round(a / 1e9, 2) for a in r['actor_rss']]} GB; load {r['load']:.1f} s; "
+                  f"recall top 1% {r['recall']:.3f}", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
