@@ -158,7 +158,7 @@ def synthetic_store(size: int) -> Path:
     import numpy as np
 
     from trieste_scalable.problems.screening import screening_problem
-    from trieste_scalable.problems.store import build_store
+    from trieste_scalable.problems.store_build import build_store
     from trieste_scalable.problems.synthetic_library import (
         TanimotoOracle,
         synthetic_chunk_map,

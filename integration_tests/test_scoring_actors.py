@@ -20,7 +20,8 @@ from trieste_scalable.campaigns.scoring_actors import ScoringActors  # noqa: E40
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
-from trieste_scalable.problems.store import LibraryStore, StoreError, build_store  # noqa: E402
+from trieste_scalable.problems.store import LibraryStore, StoreError  # noqa: E402
+from trieste_scalable.problems.store_build import build_store  # noqa: E402
 
 
 @pytest.fixture(scope="module")

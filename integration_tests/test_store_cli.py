@@ -19,7 +19,8 @@ import pytest
 pytest.importorskip("ray")
 
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
-from trieste_scalable.problems.store import MANIFEST, build_store  # noqa: E402
+from trieste_scalable.problems.store import MANIFEST  # noqa: E402
+from trieste_scalable.problems.store_build import build_store  # noqa: E402
 
 
 def _featurise(library: Path, store: Path) -> list[str]:

@@ -15,13 +15,8 @@ import pytest
 from trieste_scalable.problems.featurise import fingerprint_chunk
 from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
 from trieste_scalable.problems.screening import screening_problem
-from trieste_scalable.problems.store import (
-    MANIFEST,
-    LibraryStore,
-    StoreError,
-    _row_hashes,
-    build_store,
-)
+from trieste_scalable.problems.store import MANIFEST, LibraryStore, StoreError
+from trieste_scalable.problems.store_build import _row_hashes, build_store
 
 
 @pytest.fixture(autouse=True)

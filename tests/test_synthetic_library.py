@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
-from trieste_scalable.problems.store import build_store
+from trieste_scalable.problems.store_build import build_store
 from trieste_scalable.problems.synthetic_library import (
     TanimotoOracle,
     perturbed_rows,

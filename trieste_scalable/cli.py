@@ -143,7 +143,7 @@ def _optimize(args: argparse.Namespace) -> int:
 
 
 def _featurise(args: argparse.Namespace) -> int:
-    from .problems.store import build_store, ray_chunk_map
+    from .problems.store_build import build_store, ray_chunk_map
 
     if args.shard_size < 1:
         raise UsageError(f"--shard-size must be positive, got {args.shard_size}")

@@ -43,7 +43,9 @@ def peak_rss() -> int:
 
 
 class ShardScorer:
-    """One actor's shards of a store, their sign features and a compiled scorer.
+    """One actor's shards of a store, memory-mapped and shared with TensorFlow (no copy: the
+    resident pages follow the chunks scored), each shard's cached sign features, and a compiled
+    scorer run shard by shard.
 
     :param path: The store's directory (a shared filesystem on a cluster).
     :param names: The shards this actor owns, contiguous and in store order.
@@ -54,16 +56,21 @@ class ShardScorer:
         self, path: str, names: list[str], num_features: int, chunk_size: int, products: Any
     ):
         store = LibraryStore(path)
-        owned = [shard for shard in store.shards() if shard.name in set(names)]
         store.verify(names)
-        self._ids = np.concatenate([shard.ids for shard in owned])
-        packed = store.packed([shard.name for shard in owned])
-        self._rows = PackedRows(shared_tensor(packed), store.fingerprint["width"], tf.float64)
+        width = store.fingerprint["width"]
         self._kernel = Tanimoto(binary_inputs=True)
         self._mean = tf.Variable(tf.constant(0.0, tf.float64))
         features = feature_map_for(self._kernel, num_features)
         self._scorer = ChunkedSampleScorer(features, self._mean_function, chunk_size, products)
-        self._signs = SignCache(features, self._scorer.feature_chunk_size)
+        self._shards = [
+            (
+                PackedRows(shared_tensor(shard.bits), width, tf.float64),
+                np.asarray(shard.ids),
+                SignCache(features, self._scorer.feature_chunk_size),
+            )
+            for shard in store.shards(copy_on_write=True)
+            if shard.name in set(names) and len(shard.ids)  # a shard of invalid lines: empty
+        ]
 
     def peak_rss(self) -> int:
         """This actor's peak resident memory in bytes (``VmHWM``, Linux; 0 elsewhere)."""
@@ -88,11 +95,26 @@ class ShardScorer:
         self._mean.assign(mean)
         tensors: Draws = tuple(tf.constant(d) for d in draws)
         sample = PathwiseWeights(*(tf.constant(w) for w in weights))
-        signs = self._signs(tensors, self._rows, sample.prior.dtype, draw)
-        values, index = self._scorer.lowest(
-            self._rows, tf.constant(excluded), tensors, sample, k, signs
-        )
-        return values.numpy(), self._ids[index.numpy()]
+        samples = weights[0].shape[1]
+        parts, start = [(np.zeros((samples, 0)), np.zeros((samples, 0), np.int64))], 0
+        for rows, ids, cache in self._shards:
+            signs = cache(tensors, rows, sample.prior.dtype, draw)
+            mask = tf.constant(excluded[start : start + len(ids)])
+            values, index = self._scorer.lowest(rows, mask, tensors, sample, k, signs)
+            parts.append((values.numpy(), ids[index.numpy()]))
+            start += len(ids)
+        return merge_lowest(parts, k)
+
+
+def merge_lowest(
+    parts: list[tuple[np.ndarray, np.ndarray]], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's k lowest of several parts' values [B, k_i] and row ids [B, k_i], by value
+    and, on ties, by row id (as one scan over all rows in order keeps them): [B, k] each."""
+    values = np.concatenate([v for v, _ in parts], axis=1)
+    ids = np.concatenate([i for _, i in parts], axis=1)
+    order = np.lexsort((ids, values), axis=-1)[:, :k]
+    return np.take_along_axis(values, order, 1), np.take_along_axis(ids, order, 1)
 
 
 class ScoringActors:
@@ -179,10 +201,7 @@ class ScoringActors:
         ]
         parts = self._get(calls)
         scored = time.perf_counter()
-        values = np.concatenate([v for v, _ in parts], axis=1)
-        ids = np.concatenate([i for _, i in parts], axis=1)
-        order = np.lexsort((ids, values), axis=-1)[:, :k]  # by value, ties by row id
-        merged = np.take_along_axis(values, order, 1), np.take_along_axis(ids, order, 1)
+        merged = merge_lowest(parts, k)
         for name, seconds in zip(
             self.seconds, (sent - start, scored - sent, time.perf_counter() - scored)
         ):

@@ -95,8 +95,8 @@ class TanimotoOracle:
 
 
 def synthetic_chunk_map(base: np.ndarray, width: int, flips: int, seed: int = 0) -> Any:
-    """A :data:`~.store.ChunkMap` that makes the synthetic rows named ``synthetic-<i>`` (the
-    lines of the library file :func:`~.store.build_store` reads): stores of any size from the
+    """A :data:`~.store_build.ChunkMap` that makes the synthetic rows named ``synthetic-<i>`` (the
+    lines of the library file :func:`~.store_build.build_store` reads): stores of any size from the
     shipped molecules, with every store feature (shards, hashes, resuming, deduplication)."""
     frequency = np.unpackbits(base, axis=1, count=width).mean(axis=0)
 

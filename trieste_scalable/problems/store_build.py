@@ -1,0 +1,239 @@
+"""Building a library store (:mod:`.store`) from SMILES files, shard by shard, resumable.
+
+Shard ``k`` holds what is new in input molecules ``k * shard_size ...`` of the sources read in
+order; its chunks are fingerprinted by a :data:`ChunkMap` (in this process, or one Ray task per
+chunk), the next shard's chunks running while one is written. Duplicates are removed across
+shards by 64-bit row hashes, each match checked against the stored row's bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+
+import numpy as np
+
+from ..numerics.rows import first_occurrences
+from .featurise import CHUNK_SIZE, fingerprint_chunk
+from .molecules import fingerprint_width, read_smiles, replace_atomically
+from .store import (
+    FORMAT_VERSION,
+    MANIFEST,
+    SHARD_SIZE,
+    LibraryStore,
+    StoreError,
+    is_store,
+    read_manifest,
+    shard_hash,
+    write_manifest,
+)
+
+ChunkMap = Callable[
+    [Sequence[Sequence[str]], tuple], Callable[[], list[tuple[np.ndarray, np.ndarray]]]
+]
+"""Starts fingerprinting chunks of SMILES with settings ``(kind, radius, size)``; the callable it
+returns waits for each chunk's unparseable positions [K] and packed fingerprints [n - K, W], in
+order (so the next shard's chunks run while this one is written)."""
+
+
+def build_store(
+    sources: Sequence[Path | str],
+    out: Path | str,
+    kind: str = "bits",
+    radius: int = 2,
+    size: int = 1024,
+    shard_size: int = SHARD_SIZE,
+    chunk_map: Optional[ChunkMap] = None,
+    progress: Callable[[str], None] = lambda message: None,
+) -> LibraryStore:
+    """Build (or finish) the store ``out`` from SMILES files (.smi or .csv, optionally gzipped),
+    read in order and never held whole.
+
+    :param shard_size: Input molecules per shard.
+    :param chunk_map: Fingerprints chunks of SMILES: maps ``(chunks, settings)`` to each chunk's
+        unparseable positions and packed fingerprints, in order (default: in this process; the
+        command line passes Ray tasks, :func:`ray_chunk_map`).
+    :param progress: Called with a line after each shard.
+    :raise StoreError: If ``out`` holds a store of other sources or settings, or a listed shard
+        no longer matches its hash.
+    """
+    if shard_size < 1:
+        raise ValueError(f"shard_size must be positive, got {shard_size}")
+    out, paths = Path(out), [Path(s) for s in sources]
+    for path in paths:
+        if not path.is_file():
+            raise StoreError(f"library file {path} does not exist")
+    width = fingerprint_width(kind, size)
+    settings = dict(kind=kind, radius=radius, size=size, width=width)
+    origin = [[str(p.resolve()), p.stat().st_size] for p in paths]
+    manifest: dict[str, Any] = dict(
+        format=FORMAT_VERSION, fingerprint=settings, sources=origin, shard_size=shard_size,
+        shards=[], complete=False, library_sha256="",
+    )  # fmt: skip
+    if is_store(out):
+        found = read_manifest(out)
+        same = ("fingerprint", "sources", "shard_size")
+        if any(found[key] != manifest[key] for key in same):
+            raise StoreError(
+                f"{out} holds a store of other sources or settings ({MANIFEST}): choose another "
+                "--out or delete it"
+            )
+        manifest = found
+    out.mkdir(parents=True, exist_ok=True)
+    write_manifest(out, manifest)  # the store's sources and settings, before any shard
+    done = {shard["name"]: shard for shard in manifest["shards"]}
+    for name, shard in done.items():
+        if shard_hash(out, name) != shard["sha256"]:
+            raise StoreError(f"{out}: shard {name} does not match its hash in {MANIFEST}")
+    _remove_unlisted(out, set(done))
+    seen = _SeenRows(out, [shard["name"] for shard in manifest["shards"]])
+    chunk_map = chunk_map or _in_process
+    molecules = itertools.chain.from_iterable(read_smiles(p) for p in paths)
+    started: list[tuple[int, list[str], Callable[[], list[Any]]]] = []
+    for number, block in enumerate(_blocks(molecules, shard_size)):
+        if f"shard-{number:05d}" in done:
+            continue
+        chunks = [block[i : i + CHUNK_SIZE] for i in range(0, len(block), CHUNK_SIZE)]
+        started.append((number, block, chunk_map(chunks, (kind, radius, size))))
+        if len(started) == 2:  # the next shard runs while this one is written
+            _finish_shard(out, manifest, shard_size, seen, *started.pop(0), progress)
+    for shard in started:
+        _finish_shard(out, manifest, shard_size, seen, *shard, progress)
+    hashes = "".join(shard["sha256"] for shard in manifest["shards"])
+    manifest.update(complete=True, library_sha256=hashlib.sha256(hashes.encode()).hexdigest())
+    write_manifest(out, manifest)
+    return LibraryStore(out)
+
+
+def _finish_shard(
+    out: Path,
+    manifest: dict[str, Any],
+    shard_size: int,
+    seen: _SeenRows,
+    number: int,
+    block: list[str],
+    parts: Callable[[], list[Any]],
+    progress: Callable[[str], None],
+) -> None:
+    """Write shard ``number`` once its chunks are done and list it in the manifest."""
+    name = f"shard-{number:05d}"
+    entry = _write_shard(out, name, number * shard_size, block, parts(), seen)
+    manifest["shards"].append(entry)
+    write_manifest(out, manifest)
+    new, invalid = entry["rows"], entry["invalid"]
+    progress(f"{name}: {new} new molecules of {len(block)} ({invalid} invalid)")
+
+
+def ray_chunk_map(address: Optional[str] = None) -> ChunkMap:
+    """A :data:`ChunkMap` of one Ray task per chunk, on a local cluster (every core) or the one
+    at ``address`` (started or joined at the first call)."""
+    import ray
+
+    task = ray.remote(fingerprint_chunk)
+
+    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> Callable[[], list[Any]]:
+        if not ray.is_initialized():
+            ray.init(address, include_dashboard=False, log_to_driver=False)
+        refs = [task.remote(list(chunk), settings) for chunk in chunks]
+        return lambda: ray.get(refs)
+
+    return chunk_map
+
+
+def _in_process(chunks: Sequence[Sequence[str]], settings: tuple) -> Callable[[], list[Any]]:
+    parts = [fingerprint_chunk(chunk, settings) for chunk in chunks]
+    return lambda: parts
+
+
+def _blocks(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    iterator = iter(items)
+    while block := list(itertools.islice(iterator, size)):
+        yield block
+
+
+def _write_shard(
+    out: Path, name: str, first: int, block: list[str], parts: list[Any], seen: _SeenRows
+) -> dict[str, Any]:
+    """Write one shard's files (temporary names, then renamed) and return its manifest entry."""
+    offsets = np.arange(len(parts)) * CHUNK_SIZE
+    invalid = np.concatenate([o + bad for o, (bad, _) in zip(offsets, parts)]).astype(np.int64)
+    valid = np.setdiff1d(np.arange(len(block)), invalid)
+    packed = np.concatenate([packed for _, packed in parts])
+    new = seen.add(packed)  # drops rows seen before, in this shard or an earlier one
+    bits, smiles = np.ascontiguousarray(packed[new]), [block[i] for i in valid[new]]
+    ids = seen.next_id - len(smiles) + np.arange(len(smiles), dtype=np.int64)
+    lines = [f"{first + i}\t{block[i]}\n" for i in invalid]
+    writers = {
+        "bits.npy": lambda t: np.save(t, bits),
+        "ids.npy": lambda t: np.save(t, ids),
+        "smi": lambda t: t.write_text("".join(s + "\n" for s in smiles)),
+        "invalid.smi": lambda t: t.write_text("".join(lines)),
+    }
+    for suffix, write in writers.items():
+        replace_atomically(out / f"{name}.{suffix}", write)
+    sha = shard_hash(out, name)
+    return dict(name=name, rows=len(smiles), invalid=len(lines), sha256=sha)
+
+
+class _SeenRows:
+    """64-bit hashes of every row stored so far (8 bytes a row), each match checked against the
+    stored row's bytes, so a hash collision never drops a new molecule."""
+
+    def __init__(self, out: Path, names: list[str]):
+        self._out, self._hashes, self._where = out, np.zeros(0, np.uint64), np.zeros(0, np.int64)
+        self._tables: list[np.ndarray] = []
+        self.next_id = 0
+        for name in names:
+            self._extend(np.load(out / f"{name}.bits.npy", mmap_mode="r"))
+
+    def add(self, packed: np.ndarray) -> np.ndarray:
+        """Which rows of ``packed`` [n, W] are new (first occurrences); records them."""
+        hashes = _row_hashes(packed)
+        new = np.zeros(len(packed), dtype=bool)
+        new[first_occurrences(packed)] = True  # within the shard: exact
+        position = np.searchsorted(self._hashes, hashes)
+        known = position < len(self._hashes)
+        known[known] = self._hashes[position[known]] == hashes[known]
+        for i in np.flatnonzero(known & new):
+            new[i] = not np.array_equal(packed[i], self._row(int(self._where[position[i]])))
+        self._extend(packed[new])
+        return new
+
+    def _row(self, global_id: int) -> np.ndarray:
+        for table in self._tables:
+            if global_id < len(table):
+                return table[global_id]
+            global_id -= len(table)
+        raise IndexError(global_id)
+
+    def _extend(self, rows: np.ndarray) -> None:
+        hashes = _row_hashes(rows)
+        ids = self.next_id + np.arange(len(rows), dtype=np.int64)
+        order = np.argsort(np.concatenate([self._hashes, hashes]), kind="stable")
+        self._hashes = np.concatenate([self._hashes, hashes])[order]
+        self._where = np.concatenate([self._where, ids])[order]
+        self._tables.append(rows)
+        self.next_id += len(rows)
+
+
+def _row_hashes(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row's bytes [n] (vectorised: multiply-xorshift over 8-byte words)."""
+    data = np.ascontiguousarray(rows)
+    pad = -data.shape[1] % 8
+    words = np.pad(data, [(0, 0), (0, pad)]).view(np.uint64)  # [n, ceil(W / 8)]
+    h = np.full(len(data), 0x9E3779B97F4A7C15, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(words.shape[1]):
+            h = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(31)
+    return h
+
+
+def _remove_unlisted(out: Path, listed: set[str]) -> None:
+    """Remove shard files the manifest does not list (a shard cut by a kill) and temporaries."""
+    for path in out.iterdir():
+        name = path.name.split(".")[0]
+        if path.name.startswith("shard-") and (name not in listed or ".tmp" in path.name):
+            path.unlink()
