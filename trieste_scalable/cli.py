@@ -171,9 +171,7 @@ def _featurise(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
     args = parser().parse_args(argv)
-    if args.command == "featurise":
-        args.logdir = args.out
-    else:
+    if args.command != "featurise":
         if args.batch_size is None:
             args.batch_size = args.workers if asynchronous(args) else args.batch_size_default
         del args.batch_size_default

@@ -171,8 +171,9 @@ def _store_problem(
     noise_std: float,
     progress: bool,
 ) -> ScreeningProblem:
-    """The problem over a library store (in memory: scoring actors read stores larger than
-    RAM)."""
+    """The problem over a library store: its rows in memory, as for a SMILES file (copied once
+    from the shards), its SMILES as labels, a built-in objective's values computed once per
+    store and cached."""
     settings = store.fingerprint
     if settings["kind"] != fingerprint:
         raise ValueError(
@@ -192,9 +193,7 @@ def _store_problem(
         )
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {store.path.name}",
-        points=PackedRows(
-            shared_tensor(aligned_rows(store.packed())), settings["width"], tf.float64
-        ),
+        points=PackedRows(shared_tensor(store.packed()), settings["width"], tf.float64),
         values=-scores,
         noise_std=noise_std,
         labels=Labels(smiles),
