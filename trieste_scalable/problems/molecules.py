@@ -224,7 +224,7 @@ def cached(
     checksum = path.with_suffix(".sha256")
     if path.is_file():
         try:
-            if _read_text(checksum) != f"{key_hash} {_content_hash(path)}":
+            if _read_text(checksum) != f"{key_hash} {file_hash(path)}":
                 raise ValueError("its content is not what was written under this key")
             value = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
             if valid(value):
@@ -239,12 +239,13 @@ def cached(
     value = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_atomically(path, lambda temporary: np.save(temporary, value))
-    content = f"{key_hash} {_content_hash(path)}"
+    content = f"{key_hash} {file_hash(path)}"
     replace_atomically(checksum, lambda temporary: temporary.write_text(content))
     return np.load(path, mmap_mode="r") if mmap else value
 
 
-def _content_hash(path: Path) -> str:
+def file_hash(path: Path) -> str:
+    """SHA-256 of a file's bytes, hex."""
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 

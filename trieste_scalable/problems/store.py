@@ -32,7 +32,7 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from ..numerics.bits import aligned_empty
-from .molecules import replace_atomically
+from .molecules import file_hash, replace_atomically
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -139,8 +139,7 @@ def shard_hash(out: Path, name: str) -> str:
         path = out / f"{name}.{suffix}"
         if not path.is_file():
             return ""
-        with open(path, "rb") as handle:
-            digest.update(hashlib.file_digest(handle, "sha256").digest())
+        digest.update(bytes.fromhex(file_hash(path)))
     return digest.hexdigest()
 
 

@@ -161,9 +161,9 @@ def _write_shard(
     invalid = np.concatenate([o + bad for o, (bad, _) in zip(offsets, parts)]).astype(np.int64)
     valid = np.setdiff1d(np.arange(len(block)), invalid)
     packed = np.concatenate([packed for _, packed in parts])
-    new = seen.add(packed)  # drops rows seen before, in this shard or an earlier one
+    new, hashes = seen.new_rows(packed)  # not seen before, in this shard or an earlier one
     bits, smiles = np.ascontiguousarray(packed[new]), [block[i] for i in valid[new]]
-    ids = seen.next_id - len(smiles) + np.arange(len(smiles), dtype=np.int64)
+    ids = seen.next_id + np.arange(len(smiles), dtype=np.int64)
     lines = [f"{first + i}\t{block[i]}\n" for i in invalid]
     writers = {
         "bits.npy": lambda t: np.save(t, bits),
@@ -173,23 +173,26 @@ def _write_shard(
     }
     for suffix, write in writers.items():
         replace_atomically(out / f"{name}.{suffix}", write)
+    seen.record(np.load(out / f"{name}.bits.npy", mmap_mode="r"), hashes[new])
     sha = shard_hash(out, name)
     return dict(name=name, rows=len(smiles), invalid=len(lines), sha256=sha)
 
 
 class _SeenRows:
     """64-bit hashes of every row stored so far (8 bytes a row), each match checked against the
-    stored row's bytes, so a hash collision never drops a new molecule."""
+    stored row's bytes (read memory-mapped from its shard), so a hash collision never drops a
+    new molecule."""
 
     def __init__(self, out: Path, names: list[str]):
-        self._out, self._hashes, self._where = out, np.zeros(0, np.uint64), np.zeros(0, np.int64)
-        self._tables: list[np.ndarray] = []
+        self._hashes, self._where = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+        self._tables: list[np.ndarray] = []  # each shard's rows, memory-mapped
         self.next_id = 0
         for name in names:
-            self._extend(np.load(out / f"{name}.bits.npy", mmap_mode="r"))
+            self.record(np.load(out / f"{name}.bits.npy", mmap_mode="r"))
 
-    def add(self, packed: np.ndarray) -> np.ndarray:
-        """Which rows of ``packed`` [n, W] are new (first occurrences); records them."""
+    def new_rows(self, packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which rows of ``packed`` [n, W] are new (first occurrences, not stored before) [n],
+        and every row's hash [n]."""
         hashes = _row_hashes(packed)
         new = np.zeros(len(packed), dtype=bool)
         new[first_occurrences(packed)] = True  # within the shard: exact
@@ -198,8 +201,17 @@ class _SeenRows:
         known[known] = self._hashes[position[known]] == hashes[known]
         for i in np.flatnonzero(known & new):
             new[i] = not np.array_equal(packed[i], self._row(int(self._where[position[i]])))
-        self._extend(packed[new])
-        return new
+        return new, hashes
+
+    def record(self, rows: np.ndarray, hashes: Optional[np.ndarray] = None) -> None:
+        """Add a written shard's rows [n, W] (memory-mapped), with their hashes if known."""
+        hashes = _row_hashes(rows) if hashes is None else hashes
+        ids = self.next_id + np.arange(len(rows), dtype=np.int64)
+        order = np.argsort(np.concatenate([self._hashes, hashes]), kind="stable")
+        self._hashes = np.concatenate([self._hashes, hashes])[order]
+        self._where = np.concatenate([self._where, ids])[order]
+        self._tables.append(rows)
+        self.next_id += len(rows)
 
     def _row(self, global_id: int) -> np.ndarray:
         for table in self._tables:
@@ -207,15 +219,6 @@ class _SeenRows:
                 return table[global_id]
             global_id -= len(table)
         raise IndexError(global_id)
-
-    def _extend(self, rows: np.ndarray) -> None:
-        hashes = _row_hashes(rows)
-        ids = self.next_id + np.arange(len(rows), dtype=np.int64)
-        order = np.argsort(np.concatenate([self._hashes, hashes]), kind="stable")
-        self._hashes = np.concatenate([self._hashes, hashes])[order]
-        self._where = np.concatenate([self._where, ids])[order]
-        self._tables.append(rows)
-        self.next_id += len(rows)
 
 
 def _row_hashes(rows: np.ndarray) -> np.ndarray:
