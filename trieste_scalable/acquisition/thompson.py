@@ -281,10 +281,8 @@ class BatchThompsonSampling(
         candidates' sign features computed once per draw (see _batch)."""
         remote = self._remote_scoring
         if remote is not None:
-            features, mean = scorer.features, scorer.mean_function
-            return lambda k: remote.lowest(features, mean, draws, weights, k, excluded, generation)[
-                1
-            ]
+            sample = (scorer.features, scorer.mean_function, draws, weights)
+            return lambda k: remote.lowest(*sample, k, excluded, generation)[1]
         signs = None
         if scorer.features.signs_only:
             cache = self._signs.setdefault(

@@ -128,7 +128,8 @@ class ScoringActors:
     :param chunk_size: Rows per compiled call on an actor.
     :param products: The products' dtype (the rule's ``scoring_dtype``).
     :param address: A Ray cluster; ``None`` starts (or reuses) a local one.
-    :raise StoreError: If a shard is missing or does not match its hash.
+    :raise StoreError: If a shard is missing or does not match its hash (each actor checks its
+        own shards, where it reads them: on a cluster, its node's view of the store).
     """
 
     def __init__(
@@ -145,7 +146,6 @@ class ScoringActors:
 
         if num_actors < 1:
             raise ValueError(f"num_actors must be positive, got {num_actors}")
-        store.verify()
         if not ray.is_initialized():
             ray.init(address, include_dashboard=False, log_to_driver=False)
         shards = store.manifest["shards"]
