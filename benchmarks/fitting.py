@@ -1,7 +1,9 @@
 """Fitted hyperparameters on noisy problems: our models against Trieste's GPR, side by side.
 
 Run: ``.venv/bin/python benchmarks/fitting.py`` (about 20 minutes a seed on 2 CPU cores, 3 seeds;
-``--quick`` for one seed and 60 evaluations). Prints two tables.
+``--quick`` for one seed and 60 evaluations). Prints two tables. ``--part-c`` runs part C
+instead (``benchmarks/noisy_suite.py``: UCB rules on noisy problems with and without
+``ExplorationShare`` beside Trieste's Fantasizer-KB and discrete Thompson sampling).
 
 Problems: a smooth random function on a 22^3 grid (10,648 candidates) and on 3,000 random points
 in [0, 1]^3, noise std half the function's spread (std over the candidates); 20 random initial
@@ -196,7 +198,16 @@ def main() -> None:
     parser.add_argument("--fit-noise", action="store_true", help="fit the noise variance too")
     parser.add_argument("--only", nargs="*", default=[], help="rules of B, e.g. bbkb ts")
     parser.add_argument("--skip-a", action="store_true", help="part B only")
+    parser.add_argument("--problems", nargs="*", default=[], help="part C: names containing")
+    parser.add_argument(
+        "--part-c", action="store_true", help="part C only (600 evaluations unless --budget)"
+    )
     args = parser.parse_args()
+    if args.part_c:
+        from noisy_suite import part_c  # beside this script
+
+        part_c(args.seeds, 600 if args.budget == 150 else args.budget, args.only, args.problems)
+        return
     if args.fit_noise:
         BUILD["trainable_likelihood"] = True
     seeds = 1 if args.quick else args.seeds

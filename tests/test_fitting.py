@@ -173,7 +173,7 @@ def test_only_degenerate_optima_fall_back_to_the_last_good_fit() -> None:
 
 def test_fit_schedule_refits_when_the_data_have_grown_by_its_factor() -> None:
     data = noisy_data(160, seed=4)
-    model = ReplicatedGPR(start_kernel(data, priors=False), 0.01, fit_schedule=FitSchedule(2.0))
+    model = ReplicatedGPR(start_kernel(data, priors=False), 0.01, fit_schedule=FitSchedule(2.0, 0))
     fitted = []
     for n in (20, 30, 39, 40, 70, 80, 160):
         part = Dataset(data.query_points[:n], data.observations[:n])
@@ -190,6 +190,18 @@ def test_fit_schedule_refits_when_the_data_have_grown_by_its_factor() -> None:
         assert model.optimize(part) is not None
     with pytest.raises(ValueError, match="growth factor"):
         FitSchedule(0.5)
+    with pytest.raises(ValueError, match="refit_below"):
+        FitSchedule(1.5, -1)
+
+
+def test_the_default_schedule_refits_every_call_early_then_at_a_quarter_s_growth() -> None:
+    schedule = FitSchedule()
+    last, fits = 0, []
+    for size in range(20, 601, 20):
+        if schedule.due(size, last):
+            last = size
+            fits.append(size)
+    assert fits == [20, 40, 60, 80, 100, 140, 180, 240, 300, 380, 480, 600]
 
 
 @pytest.mark.parametrize("builder", [build_nystrom_gpr, build_replicated_gpr, build_adaptive_svgp])

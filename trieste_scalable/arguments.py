@@ -38,7 +38,14 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
         "--width", default="constant", choices=["theory", "reference_code", "constant"]
     )
     parser.add_argument("--beta", type=float, default=2.0, help="the constant width's beta")
-    parser.add_argument("--fit", action="store_true", help="fit hyperparameters every step")
+    parser.add_argument("--fit", action="store_true", help="fit the hyperparameters")
+    parser.add_argument(
+        "--exploration-rate",
+        type=float,
+        default=None,
+        help="with --fit, UCB rules add about RATE*sqrt(n) random points in n evaluations so "
+        "the fits stay honest (default 3; 0 for none; see docs/fitting.md)",
+    )
     parser.add_argument(
         "--inducing",
         type=int,
@@ -151,6 +158,9 @@ def validate(args: argparse.Namespace) -> None:
     if threshold is not None and not (threshold > 1 if epochs else threshold >= 1):
         bound = "above 1" if epochs else "at least 1"
         raise UsageError(f"--ratio-threshold must be {bound}, got {threshold}")
+    rate = args.exploration_rate
+    if rate is not None and not (math.isfinite(rate) and rate >= 0):
+        raise UsageError(f"--exploration-rate must be finite and >= 0, got {rate}")
     if args.command == "optimize" and not (
         math.isfinite(args.noise_variance) and args.noise_variance > MIN_NOISE_VARIANCE
     ):

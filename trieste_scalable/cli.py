@@ -136,6 +136,7 @@ def _optimize(args: argparse.Namespace) -> int:
             budget=remaining,
             num_inducing=args.inducing,
             ratio_threshold=args.ratio_threshold,
+            exploration_rate=args.exploration_rate,
         )
 
     run_session(problem, vars(args), models)

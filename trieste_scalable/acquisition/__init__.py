@@ -5,6 +5,7 @@ and the Protocols they check models against."""
 from .bbkb import BBKB, BKB, GPBUCB
 from .confidence import ConfidenceWidth
 from .epochs import EpochRule, MiniMetaState, repeats
+from .exploration_share import ExplorationShare
 from .hallucinated import BatchUCBState, HallucinatedBatchRule
 from .minimeta import MiniGPEI, MiniGPUCB
 from .protocols import InBatchPosteriorLike, SupportsHallucination, SupportsInformationGain
@@ -19,6 +20,7 @@ __all__ = [
     "BatchUCBState",
     "ConfidenceWidth",
     "EpochRule",
+    "ExplorationShare",
     "GlobalLocalStopping",
     "GlobalStopping",
     "HallucinatedBatchRule",

@@ -21,6 +21,7 @@ from ..acquisition import (
     GPBUCB,
     BatchThompsonSampling,
     ConfidenceWidth,
+    ExplorationShare,
     MiniGPEI,
     MiniGPUCB,
 )
@@ -125,6 +126,7 @@ def build(
     redraw_features_every: Optional[int] = None,
     ratio_threshold: Optional[float] = None,
     remote_scoring: Optional[RemoteSampleScoring] = None,
+    exploration_rate: Optional[float] = None,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
 
@@ -144,6 +146,10 @@ def build(
         epochs (default the rules' 2; ignored by ``bkb``, ``ts`` and ``random``).
     :param remote_scoring: ``ts``: scores the samples elsewhere (e.g. a library store's shards
         on Ray actors, :class:`~.scoring_actors.ScoringActors`).
+    :param exploration_rate: With ``fit_hyperparameters``, the UCB-family rules (all but ``ts``
+        and ``random``) get a decaying share of random points so the fits stay honest
+        (:class:`~.acquisition.ExplorationShare` with this rate; default 3, 0 for none; never
+        when screening, which evaluates each molecule once).
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
@@ -153,6 +159,12 @@ def build(
         )
     fit: dict[str, Any] = dict(fit_hyperparameters=fit_hyperparameters)
     threshold = ratio_threshold or 2.0
+
+    def _share(rule: AcquisitionRule, rate: Optional[float]) -> AcquisitionRule:
+        if not fit_hyperparameters or screening or rate == 0:
+            return rule
+        return ExplorationShare(rule, rate=3.0 if rate is None else rate, seed=seed)
+
     if algorithm == "random":
         return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
     if algorithm == "ts":
@@ -185,7 +197,7 @@ def build(
             if algorithm == "mini-ucb"
             else MiniGPEI(threshold, **epochs)
         )
-        return ReplicatedGPR(kernel, noise_variance, data, **fit), rule
+        return ReplicatedGPR(kernel, noise_variance, data, **fit), _share(rule, exploration_rate)
     ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
     batches = dict(
         ucb,
@@ -200,4 +212,5 @@ def build(
         rule = BKB(**ucb)
     else:
         rule = BBKB("global" if algorithm == "bbkb" else "global_local", **batches)
-    return NystromGPR(kernel, noise_variance, data, dictionary=dictionary, **fit), rule
+    nystrom = NystromGPR(kernel, noise_variance, data, dictionary=dictionary, **fit)
+    return nystrom, _share(rule, exploration_rate)

@@ -57,7 +57,8 @@ class ReplicatedGPBase(
     :param fit_hyperparameters: Whether :meth:`optimize` fits the trainable hyperparameters.
     :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
     :param chunk_size: Query points per compiled call; bounds memory in predictions.
-    :param fit_schedule: When :meth:`optimize` refits (default: every call).
+    :param fit_schedule: When :meth:`optimize` refits (default
+        :class:`~.fitting.FitSchedule`: every call below 100 unique inputs, then at 25 % growth).
     :param num_prior_samples: Draws from the priors scored as starts of each fit (parameters
         with priors only; the current values and those the model was built with are always
         scored).
