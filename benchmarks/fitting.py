@@ -199,6 +199,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=[], help="rules of B, e.g. bbkb ts")
     parser.add_argument("--skip-a", action="store_true", help="part B only")
     parser.add_argument("--problems", nargs="*", default=[], help="part C: names containing")
+    parser.add_argument("--optimism", type=float, default=2.0, help="part C: variance_optimism")
     parser.add_argument(
         "--part-c", action="store_true", help="part C only (600 evaluations unless --budget)"
     )
@@ -206,7 +207,13 @@ def main() -> None:
     if args.part_c:
         from noisy_suite import part_c  # beside this script
 
-        part_c(args.seeds, 600 if args.budget == 150 else args.budget, args.only, args.problems)
+        part_c(
+            args.seeds,
+            600 if args.budget == 150 else args.budget,
+            args.only,
+            args.problems,
+            args.optimism,
+        )
         return
     if args.fit_noise:
         BUILD["trainable_likelihood"] = True

@@ -1,5 +1,6 @@
 """Part C of ``benchmarks/fitting.py``: UCB rules with fitted hyperparameters on noisy problems,
-with and without :class:`~trieste_scalable.acquisition.ExplorationShare`, beside Trieste's
+with and without :class:`~trieste_scalable.acquisition.ExplorationShare` and the models'
+``variance_optimism`` ("+share", "+optimism", "+both"), beside Trieste's
 Fantasizer batch UCB ("Fantasizer-KB") and its ``DiscreteThompsonSampling``, all on the Trieste
 user's path (Trieste's ``build_gpr`` for Trieste, our builders for ours: LogNormal priors, the
 noise fitted).
@@ -51,30 +52,41 @@ def uniform_variance(problem: DiscreteProblem, size: int) -> float:
     return float(gpr.kernel.variance.numpy())
 
 
-def contenders(problem: DiscreteProblem, initial: Any, seed: int) -> dict[str, Callable]:
+def contenders(
+    problem: DiscreteProblem, initial: Any, seed: int, optimism: float
+) -> dict[str, Callable]:
+    """Every run of part C by name: each UCB rule plain, "+share" (ExplorationShare),
+    "+optimism" (the model's ``variance_optimism``) and "+both"; then Trieste's."""
     space = problem.search_space
 
-    def ours(model: Callable, rule: Callable, share: bool) -> Callable:
+    def ours(model: Callable, rule: Callable, share: bool, optimism: float) -> Callable:
         def make() -> tuple:
             built = rule()
-            return model(), ExplorationShare(built, seed=seed) if share else built
+            return model(optimism), ExplorationShare(built, seed=seed) if share else built
 
         return make
 
     def trieste(rule: Callable) -> Callable:
         return lambda: (GaussianProcessRegression(build_gpr(initial, space, **FITTED)), rule())
 
-    nystrom = lambda **kw: lambda: build_nystrom_gpr(initial, space, **kw, **FITTED)  # noqa: E731
+    def nystrom(**kw: Any) -> Callable:
+        return lambda z: build_nystrom_gpr(initial, space, variance_optimism=z, **kw, **FITTED)
+
+    def replicated(z: float) -> Any:
+        return build_replicated_gpr(initial, space, variance_optimism=z, **FITTED)
+
     rules = {
-        "mini-ucb": (lambda: build_replicated_gpr(initial, space, **FITTED), MiniGPUCB),
+        "mini-ucb": (replicated, MiniGPUCB),
         "gp-bucb": (nystrom(dictionary=ExactDictionary()), GPBUCB),
         "bbkb": (nystrom(), BBKB),
     }
     runs = {}
     for name, (model, rule) in rules.items():
         ucb = lambda rule=rule: rule(width="constant", max_batch_size=BATCH)  # noqa: E731
-        runs[name] = ours(model, ucb, share=False)
-        runs[f"{name}+share"] = ours(model, ucb, share=True)
+        runs[name] = ours(model, ucb, share=False, optimism=0.0)
+        runs[f"{name}+share"] = ours(model, ucb, share=True, optimism=0.0)
+        runs[f"{name}+optimism"] = ours(model, ucb, share=False, optimism=optimism)
+        runs[f"{name}+both"] = ours(model, ucb, share=True, optimism=optimism)
     fantasizer = Fantasizer(NegativeLowerConfidenceBound(2.0))
     runs["trieste fantasizer-kb"] = trieste(
         lambda: EfficientGlobalOptimization(fantasizer, num_query_points=BATCH)
@@ -83,7 +95,9 @@ def contenders(problem: DiscreteProblem, initial: Any, seed: int) -> dict[str, C
     return runs
 
 
-def part_c(seeds: int, budget: int, only: list[str], problem_names: list[str]) -> None:
+def part_c(
+    seeds: int, budget: int, only: list[str], problem_names: list[str], optimism: float = 2.0
+) -> None:
     print(f"\n== C. noisy problems, noise fitted: regret / uniform after {budget} evaluations ==")
     for problem in noisy_problems():
         if problem_names and not any(n in problem.name for n in problem_names):
@@ -94,7 +108,7 @@ def part_c(seeds: int, budget: int, only: list[str], problem_names: list[str]) -
         table: dict[str, list[tuple[float, float, float]]] = {}
         for seed in range(seeds):
             initial = problem.initial_data(20, seed)
-            for name, make in contenders(problem, initial, seed).items():
+            for name, make in contenders(problem, initial, seed, optimism).items():
                 if only and not any(name.startswith(o) for o in only):
                     continue
                 model, rule = make()

@@ -122,9 +122,12 @@ def test_the_command_line_s_fitted_ucb_rules_keep_a_share_and_fixed_ones_do_not(
         seed=0,
         budget=50,
     )
-    _, fitted = build(algorithm, initial, fit_hyperparameters=True, **options)
+    model, fitted = build(algorithm, initial, fit_hyperparameters=True, **options)
     assert isinstance(fitted, ExplorationShare) == (algorithm != "ts")
+    assert model.fitter.variance_optimism == (0.0 if algorithm == "ts" else 2.0)
     _, off = build(algorithm, initial, fit_hyperparameters=True, exploration_rate=0, **options)
+    plain, _ = build(algorithm, initial, fit_hyperparameters=True, variance_optimism=0, **options)
+    assert plain.fitter.variance_optimism == 0.0
     _, fixed = build(algorithm, initial, fit_hyperparameters=False, **options)
     _, screening = build(algorithm, initial, fit_hyperparameters=True, screening=True, **options)
     assert not any(isinstance(r, ExplorationShare) for r in (off, fixed, screening))

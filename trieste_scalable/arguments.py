@@ -47,6 +47,13 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
         "the fits stay honest (default 3; 0 for none; see docs/fitting.md)",
     )
     parser.add_argument(
+        "--variance-optimism",
+        type=float,
+        default=None,
+        help="with --fit, UCB rules' models raise the fitted signal variance Z Laplace standard "
+        "deviations (default 2; 0 for none; see docs/fitting.md)",
+    )
+    parser.add_argument(
         "--inducing",
         type=int,
         default=None,
@@ -158,9 +165,10 @@ def validate(args: argparse.Namespace) -> None:
     if threshold is not None and not (threshold > 1 if epochs else threshold >= 1):
         bound = "above 1" if epochs else "at least 1"
         raise UsageError(f"--ratio-threshold must be {bound}, got {threshold}")
-    rate = args.exploration_rate
-    if rate is not None and not (math.isfinite(rate) and rate >= 0):
-        raise UsageError(f"--exploration-rate must be finite and >= 0, got {rate}")
+    for name in ("exploration_rate", "variance_optimism"):
+        value = getattr(args, name)
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise UsageError(f"--{name.replace('_', '-')} must be finite and >= 0, got {value}")
     if args.command == "optimize" and not (
         math.isfinite(args.noise_variance) and args.noise_variance > MIN_NOISE_VARIANCE
     ):

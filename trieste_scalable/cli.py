@@ -137,6 +137,7 @@ def _optimize(args: argparse.Namespace) -> int:
             num_inducing=args.inducing,
             ratio_threshold=args.ratio_threshold,
             exploration_rate=args.exploration_rate,
+            variance_optimism=args.variance_optimism,
         )
 
     run_session(problem, vars(args), models)

@@ -127,6 +127,7 @@ def build(
     ratio_threshold: Optional[float] = None,
     remote_scoring: Optional[RemoteSampleScoring] = None,
     exploration_rate: Optional[float] = None,
+    variance_optimism: Optional[float] = None,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
 
@@ -150,6 +151,9 @@ def build(
         and ``random``) get a decaying share of random points so the fits stay honest
         (:class:`~.acquisition.ExplorationShare` with this rate; default 3, 0 for none; never
         when screening, which evaluates each molecule once).
+    :param variance_optimism: With ``fit_hyperparameters``, the UCB-family rules' models raise
+        the fitted signal variance this many Laplace standard deviations (default 2, 0 for
+        none; never when screening: ``docs/fitting.md``).
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
@@ -159,6 +163,9 @@ def build(
         )
     fit: dict[str, Any] = dict(fit_hyperparameters=fit_hyperparameters)
     threshold = ratio_threshold or 2.0
+    ucb_fit = dict(fit)  # UCB rules fitted on noisy data: the variance's credible upper end
+    if fit_hyperparameters and not screening:
+        ucb_fit["variance_optimism"] = 2.0 if variance_optimism is None else variance_optimism
 
     def _share(rule: AcquisitionRule, rate: Optional[float]) -> AcquisitionRule:
         if not fit_hyperparameters or screening or rate == 0:
@@ -197,7 +204,8 @@ def build(
             if algorithm == "mini-ucb"
             else MiniGPEI(threshold, **epochs)
         )
-        return ReplicatedGPR(kernel, noise_variance, data, **fit), _share(rule, exploration_rate)
+        replicated = ReplicatedGPR(kernel, noise_variance, data, **ucb_fit)
+        return replicated, _share(rule, exploration_rate)
     ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
     batches = dict(
         ucb,
@@ -212,5 +220,5 @@ def build(
         rule = BKB(**ucb)
     else:
         rule = BBKB("global" if algorithm == "bbkb" else "global_local", **batches)
-    nystrom = NystromGPR(kernel, noise_variance, data, dictionary=dictionary, **fit)
+    nystrom = NystromGPR(kernel, noise_variance, data, dictionary=dictionary, **ucb_fit)
     return nystrom, _share(rule, exploration_rate)

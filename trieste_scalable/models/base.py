@@ -70,6 +70,9 @@ class ReplicatedGPBase(
     :param exact_fit_limit: Sparse models: up to this many unique inputs, fits maximise the exact
         log likelihood (O(n^3), a second at n = 1,000 on two cores); beyond, the SGPR bound, which
         is biased towards noise when the inducing points do not cover the data.
+    :param variance_optimism: After each fit, the signal variance is set this many standard
+        deviations of its (Laplace) posterior above the fit: for UCB rules on noisy problems
+        (``docs/fitting.md``); 0 (the default) keeps the MAP fit.
     """
 
     _log_name = "model"
@@ -92,6 +95,7 @@ class ReplicatedGPBase(
         fit_noise_variance: bool = True,
         fit_prior_mean: bool = True,
         exact_fit_limit: int = 1000,
+        variance_optimism: float = 0.0,
     ):
         if not (math.isfinite(noise_variance) and noise_variance > NOISE_FLOOR):
             raise ValueError(
@@ -100,6 +104,8 @@ class ReplicatedGPBase(
             )
         if chunk_size <= 0:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        if not (math.isfinite(variance_optimism) and variance_optimism >= 0):
+            raise ValueError(f"variance_optimism must be finite and >= 0, got {variance_optimism}")
         self._kernel = kernel
         parameters = list(kernel.parameters)
         self._dtype: tf.DType = tf.as_dtype(
@@ -123,6 +129,7 @@ class ReplicatedGPBase(
             max_optimizer_iterations,
             fit_schedule or FitSchedule(),
             num_prior_samples,
+            variance_optimism,
         )
         """When and how :meth:`optimize` fits (its options, and what every fit did)."""
         self._chunk_size = chunk_size

@@ -22,6 +22,7 @@ from .fitting import (
     FitOutcome,
     FitSchedule,
     bounded_start,
+    credible_upper_variance,
     degeneracy,
     fit_hyperparameters,
     input_scales,
@@ -36,6 +37,9 @@ class HyperparameterFitter:
     :param max_iterations: L-BFGS-B iterations per run.
     :param schedule: When a refit is due (default: whenever the data changed).
     :param num_prior_samples: Draws from the priors scored as starts of each fit.
+    :param variance_optimism: After each accepted fit, the signal variance is set this many
+        standard deviations of its Laplace posterior above the fit
+        (:func:`~.fitting.credible_upper_variance`); 0 keeps the fit (MAP).
     :ivar outcomes: What every fit did, in order.
     :ivar rejections: Fits that failed, ended worse than they started or were degenerate, and
         were undone.
@@ -45,10 +49,12 @@ class HyperparameterFitter:
     max_iterations: int = 100
     schedule: FitSchedule = field(default_factory=FitSchedule)
     num_prior_samples: int = 10
+    variance_optimism: float = 0.0
     outcomes: list[FitOutcome] = field(default_factory=list)
     rejections: int = 0
     _size_at_last_fit: int = 0
     _fitted_version: int = -1
+    _fitted_variance: Optional[np.ndarray] = None  # the fit's variance, before optimism
 
     def due(self, size: int, data_version: int) -> bool:
         """Whether data of ``size`` unique inputs, at ``data_version`` (the model's count of
@@ -83,6 +89,12 @@ class HyperparameterFitter:
         if not pairs:
             return None
         self._fitted_version = data_version
+        variance, raised = getattr(kernel, "variance", None), None
+        if self._fitted_variance is not None and variance is not None:
+            # start from the last fit, not from the raised value: raising compounds otherwise
+            # (where the loss is flat in the variance, L-BFGS-B stops near its start)
+            raised = variance.numpy()
+            variance.assign(self._fitted_variance)
         parameters = [p for p, _ in pairs]
         dtype = parameters[0].dtype
         spacing, extent = input_scales(data.inputs)
@@ -109,9 +121,14 @@ class HyperparameterFitter:
         self.outcomes.append(outcome)
         if outcome.accepted:
             self._size_at_last_fit = data.counts.size
+            if self.variance_optimism > 0 and variance is not None and variance.trainable:
+                self._fitted_variance = variance.numpy()
+                variance.assign(credible_upper_variance(loss, variance, self.variance_optimism))
             if outcome.reason:  # every free run was degenerate: say the fit was bounded
                 warnings.warn(f"hyperparameter fit {outcome.reason}", stacklevel=3)
         else:
+            if raised is not None and variance is not None:
+                variance.assign(raised)  # the model keeps what it had
             self.rejections += 1
             warnings.warn(
                 f"hyperparameter fit {outcome.reason}; previous values restored", stacklevel=3
