@@ -1,0 +1,66 @@
+"""UCB with hyperparameters fitted on a noisy problem (issue 25): fitted on the data it collects,
+MINI-GP-UCB's signal variance falls far below what uniform data say and the rule keeps
+exploiting; with the remedies (``ExplorationShare`` and ``variance_optimism``,
+``docs/fitting.md``) it keeps the variance and explores.
+
+The problem is the issue's: 8 squared-exponential bumps on a 22^3 grid, values in [0, 1], noise
+std half the range, 20 random initial points, the noise fitted (the builders' path), 300
+evaluations; seeds 0 and 1. Measured on a 2-core machine: cumulative regret / uniform 0.961 and
+0.837 without, 0.501 and 0.628 with; final kernel variance 0.016 and 0.015 without, 0.067 and
+0.070 with, against 0.050 fitted on 600 uniform points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from trieste_scalable.acquisition import ExplorationShare, MiniGPUCB
+from trieste_scalable.campaigns.runner import run_campaign
+from trieste_scalable.models import build_replicated_gpr
+from trieste_scalable.problems import DiscreteProblem, grid_problem
+
+
+def noisy_grid() -> DiscreteProblem:
+    smooth = grid_problem(22, 3, num_centres=8, noise_std=0.0)
+    return DiscreteProblem(smooth.name, smooth.points, smooth.values, 0.5 * np.ptp(smooth.values))
+
+
+def run(problem: DiscreteProblem, seed: int, remedies: bool) -> tuple[float, float]:
+    """Cumulative regret / that of uniform random search, and the final kernel variance."""
+    initial = problem.initial_data(20, seed)
+    optimism = 2.0 if remedies else 0.0
+    model = build_replicated_gpr(
+        initial, problem.search_space, trainable_likelihood=True, variance_optimism=optimism
+    )
+    rule = MiniGPUCB(width="constant", max_batch_size=20)
+    tf.random.set_seed(seed)
+    result = run_campaign(
+        problem,
+        model,
+        ExplorationShare(rule, seed=seed) if remedies else rule,
+        initial,
+        300,
+        seed,
+        progress=False,
+    )
+    regret = problem.regret(result.dataset.query_points[result.num_initial :])
+    uniform = float(problem.values.mean() - problem.minimum)
+    return float(regret.mean()) / uniform, float(model.get_kernel().variance.numpy())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fitted_ucb_on_a_noisy_problem_keeps_its_variance_and_explores(seed: int) -> None:
+    """Without the remedies the fitted variance ends below half of a uniform fit's and the
+    regret is that of an exploiting rule; with them the variance stays above half and the regret
+    is at least 0.15 lower (measured gaps: 0.46 and 0.21)."""
+    problem = noisy_grid()
+    uniform = problem.initial_data(600, 1234)
+    reference = build_replicated_gpr(uniform, problem.search_space, trainable_likelihood=True)
+    reference.optimize(uniform)
+    honest = float(reference.get_kernel().variance.numpy())
+    plain_regret, plain_variance = run(problem, seed, remedies=False)
+    regret, variance = run(problem, seed, remedies=True)
+    assert plain_variance < 0.5 * honest <= variance
+    assert regret <= plain_regret - 0.15
