@@ -109,7 +109,8 @@ def part_c(
         for seed in range(seeds):
             initial = problem.initial_data(20, seed)
             for name, make in contenders(problem, initial, seed, optimism).items():
-                if only and not any(name.startswith(o) for o in only):
+                # a name, or its start (not a variant: "mini-ucb" is not "mini-ucb+share")
+                if only and not any(_selects(o, name) for o in only):
                     continue
                 model, rule = make()
                 tf.random.set_seed(seed)
@@ -136,3 +137,7 @@ def part_c(
             if base is not None:
                 vs = f" = {ratio / base[0]:.2f}x regret, {seconds / base[2]:.2f}x wall"
             print(f"   {name:>22}: {ratio:.3f} var {variance:.4f} {seconds:6.1f}s{vs}", flush=True)
+
+
+def _selects(pattern: str, name: str) -> bool:
+    return name.startswith(pattern) and "+" not in name[len(pattern) :]
