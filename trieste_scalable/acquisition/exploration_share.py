@@ -78,6 +78,8 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
         models: Mapping[Tag, ProbabilisticModel],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> Any:
+        """The wrapped rule's points [B, D] followed by the random ones [K, D] (inside its
+        ``State`` function if it returns one; ``datasets`` count the evaluations n)."""
         num_evaluations = sum(int(d.query_points.shape[0]) for d in (datasets or {}).values())
         result = self._rule.acquire(search_space, models, datasets)
         if not callable(result):

@@ -163,14 +163,15 @@ def build(
         )
     fit: dict[str, Any] = dict(fit_hyperparameters=fit_hyperparameters)
     threshold = ratio_threshold or 2.0
-    ucb_fit = dict(fit)  # UCB rules fitted on noisy data: the variance's credible upper end
-    if fit_hyperparameters and not screening:
+    # UCB rules fitted on noisy data keep exploring (docs/fitting.md); screening never repeats
+    remedies = fit_hyperparameters and not screening
+    ucb_fit = dict(fit)
+    if remedies:
         ucb_fit["variance_optimism"] = 2.0 if variance_optimism is None else variance_optimism
+    rate = 3.0 if exploration_rate is None else exploration_rate
 
-    def _share(rule: AcquisitionRule, rate: Optional[float]) -> AcquisitionRule:
-        if not fit_hyperparameters or screening or rate == 0:
-            return rule
-        return ExplorationShare(rule, rate=3.0 if rate is None else rate, seed=seed)
+    def _share(rule: AcquisitionRule) -> AcquisitionRule:
+        return ExplorationShare(rule, rate=rate, seed=seed) if remedies and rate != 0 else rule
 
     if algorithm == "random":
         return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
@@ -205,7 +206,7 @@ def build(
             else MiniGPEI(threshold, **epochs)
         )
         replicated = ReplicatedGPR(kernel, noise_variance, data, **ucb_fit)
-        return replicated, _share(rule, exploration_rate)
+        return replicated, _share(rule)
     ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
     batches = dict(
         ucb,
@@ -221,4 +222,4 @@ def build(
     else:
         rule = BBKB("global" if algorithm == "bbkb" else "global_local", **batches)
     nystrom = NystromGPR(kernel, noise_variance, data, dictionary=dictionary, **ucb_fit)
-    return nystrom, _share(rule, exploration_rate)
+    return nystrom, _share(rule)
