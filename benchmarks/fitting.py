@@ -20,7 +20,10 @@ B. Regret: cumulative regret / that of uniform random search after the budget, f
    ``GaussianProcessRegression`` ("bbkb@trieste", ...): the same rule where it runs over any
    model (MINI-GP-UCB, our batch TS), else Trieste's batch UCB (Fantasizer +
    NegativeLowerConfidenceBound(2), as our rules' ``width="constant"``) at the batch sizes our
-   rule chose; and whether any run ended with a degenerate fit.
+   rule chose; and whether any run ended with a degenerate fit. ``--remedies`` runs our UCB
+   rules with ``ExplorationShare`` and ``variance_optimism=2`` (the command line's ``--fit``
+   defaults) against the same Trieste counterparts: what the remedies cost where fits do not
+   collapse.
 """
 
 from __future__ import annotations
@@ -44,7 +47,13 @@ from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: 
 from trieste.space import SearchSpace  # noqa: E402
 from trieste.types import TensorType  # noqa: E402
 
-from trieste_scalable.acquisition import BBKB, GPBUCB, BatchThompsonSampling, MiniGPUCB  # noqa: E402
+from trieste_scalable.acquisition import (  # noqa: E402
+    BBKB,
+    GPBUCB,
+    BatchThompsonSampling,
+    ExplorationShare,
+    MiniGPUCB,
+)
 from trieste_scalable.campaigns.runner import run_campaign  # noqa: E402
 from trieste_scalable.models import (  # noqa: E402
     ExactDictionary,
@@ -114,21 +123,28 @@ class FantasizerAtSizes(AcquisitionRule[TensorType, SearchSpace, ProbabilisticMo
         return self._rules[size].acquire(search_space, models, datasets)
 
 
-def runs(problem: DiscreteProblem, initial: Dataset) -> dict:
-    """Our rule over our model, by name; each is compared with a Trieste run ("@trieste")."""
+def runs(problem: DiscreteProblem, initial: Dataset, seed: int, remedies: bool) -> dict:
+    """Our rule over our model, by name; each is compared with a Trieste run ("@trieste").
+    With ``remedies`` our UCB rules run as the command line runs them with ``--fit``: wrapped in
+    ``ExplorationShare`` and over models with ``variance_optimism=2`` (part C's "+both")."""
     space = problem.search_space
+    ucb = dict(BUILD, variance_optimism=2.0 if remedies else 0.0)
+
+    def share(rule: AcquisitionRule) -> AcquisitionRule:
+        return ExplorationShare(rule, seed=seed) if remedies else rule
+
     return {
         "bbkb": lambda: (
-            build_nystrom_gpr(initial, space, **BUILD),
-            BBKB(width="constant", max_batch_size=BATCH),
+            build_nystrom_gpr(initial, space, **ucb),
+            share(BBKB(width="constant", max_batch_size=BATCH)),
         ),
         "gp-bucb": lambda: (
-            build_nystrom_gpr(initial, space, dictionary=ExactDictionary(), **BUILD),
-            GPBUCB(width="constant", max_batch_size=BATCH),
+            build_nystrom_gpr(initial, space, dictionary=ExactDictionary(), **ucb),
+            share(GPBUCB(width="constant", max_batch_size=BATCH)),
         ),
         "mini-ucb": lambda: (
-            build_replicated_gpr(initial, space, **BUILD),
-            MiniGPUCB(width="constant", max_batch_size=BATCH),
+            build_replicated_gpr(initial, space, **ucb),
+            share(MiniGPUCB(width="constant", max_batch_size=BATCH)),
         ),
         "ts": lambda: (
             build_adaptive_svgp(initial, space, inducing=200, **BUILD),
@@ -148,12 +164,12 @@ def trieste_counterpart(name: str, sizes: list[int]) -> AcquisitionRule:
 
 
 def part_b(
-    problem: DiscreteProblem, seed: int, budget: int, only: list[str]
+    problem: DiscreteProblem, seed: int, budget: int, only: list[str], remedies: bool
 ) -> dict[str, tuple[float, str, float]]:
     initial = problem.initial_data(20, seed)
     uniform = float(problem.values.mean() - problem.minimum)
     rows = {}
-    for name, make in runs(problem, initial).items():
+    for name, make in runs(problem, initial, seed, remedies).items():
         if only and name not in only:
             continue
         model, rule = make()
@@ -198,6 +214,9 @@ def main() -> None:
     parser.add_argument("--fit-noise", action="store_true", help="fit the noise variance too")
     parser.add_argument("--only", nargs="*", default=[], help="rules of B, e.g. bbkb ts")
     parser.add_argument("--skip-a", action="store_true", help="part B only")
+    parser.add_argument(
+        "--remedies", action="store_true", help="part B: our UCB rules with both remedies"
+    )
     parser.add_argument("--problems", nargs="*", default=[], help="part C: names containing")
     parser.add_argument("--optimism", type=float, default=2.0, help="part C: variance_optimism")
     parser.add_argument(
@@ -236,7 +255,9 @@ def main() -> None:
     for problem in problems():
         table: dict[str, list] = {}
         for seed in range(seeds):
-            for name, (ratio, state, seconds) in part_b(problem, seed, budget, args.only).items():
+            for name, (ratio, state, seconds) in part_b(
+                problem, seed, budget, args.only, args.remedies
+            ).items():
                 table.setdefault(name, []).append(ratio)
                 print(
                     f"{problem.name} seed {seed} {name:>14}: {ratio:.3f} {seconds:6.1f}s {state}",
