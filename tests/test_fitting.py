@@ -3,6 +3,7 @@ avoided by every model; exact models reach GPR's likelihood; schedules and build
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import gpflow
@@ -192,6 +193,33 @@ def test_fit_schedule_refits_when_the_data_have_grown_by_its_factor() -> None:
         FitSchedule(0.5)
     with pytest.raises(ValueError, match="refit_below"):
         FitSchedule(1.5, -1)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("exact", [True, False])
+def test_refits_on_growing_data_reuse_one_compiled_loss(name: str, exact: bool) -> None:
+    if name == "replicated" and not exact:
+        pytest.skip("ReplicatedGPR fits the exact likelihood only")
+    data = noisy_data(80, seed=5)
+    model = MODELS[name](start_kernel(data, priors=True), 0.01)
+    model.fitter.schedule = FitSchedule(1.0)
+    model._exact_fit_limit = 1000 if exact else 10  # the sparse bound above 10 unique inputs
+    for n in range(20, 81, 10):
+        part = Dataset(data.query_points[:n], data.observations[:n])
+        model.update(part)
+        assert model.optimize(part) is not None
+    objective = model._objective()  # the compiled loss is the MAP loss, computed eagerly
+    parameters = [p for p in model._hyperparameters() if p.trainable]
+    loss = model.fitter._compiled_loss(objective.function, parameters)
+    eager = -(objective() + tf.add_n([p.log_prior_density() for p in parameters]))
+    np.testing.assert_allclose(loss(*objective.arguments), eager, rtol=1e-10)
+    # the first shape traces, the second relaxes it; no later fit traces again
+    assert model.fitter.tracing_count() <= 2
+    copied = copy.deepcopy(model)  # drops the compiled loss with the model's variables
+    assert copied.fitter.tracing_count() == 0
+    more = noisy_data(90, seed=5)
+    copied.update(more)
+    assert copied.optimize(more) is not None
 
 
 def test_the_default_schedule_refits_every_call_early_then_at_a_quarter_s_growth() -> None:

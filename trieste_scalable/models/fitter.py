@@ -17,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 
 from .data import ReplicatedData
+from .fit_objectives import Objective
 from .fitting import (
     NOISE_FLOOR,
     FitOutcome,
@@ -55,6 +56,11 @@ class HyperparameterFitter:
     _size_at_last_fit: int = 0
     _fitted_version: int = -1
     _fitted_variance: Optional[np.ndarray] = None  # the fit's variance, before optimism
+    _losses: dict = field(default_factory=dict, repr=False, compare=False)  # see _compiled_loss
+
+    def __getstate__(self) -> dict:
+        """Copies and pickles drop the compiled losses (they hold the model's variables)."""
+        return {**self.__dict__, "_losses": {}}
 
     def due(self, size: int, data_version: int) -> bool:
         """Whether data of ``size`` unique inputs, at ``data_version`` (the model's count of
@@ -71,7 +77,7 @@ class HyperparameterFitter:
 
     def fit(
         self,
-        objective: Callable[[], tf.Tensor],
+        objective: Objective,
         hyperparameters: Sequence[gpflow.Parameter],
         built_with: Sequence[np.ndarray],
         kernel: gpflow.kernels.Kernel,
@@ -96,13 +102,13 @@ class HyperparameterFitter:
             raised = variance.numpy()
             variance.assign(self._fitted_variance)
         parameters = [p for p, _ in pairs]
-        dtype = parameters[0].dtype
         spacing, extent = input_scales(data.inputs)
         shares = data.variance if data.variance > 2 * NOISE_FLOOR else 0.0  # 0: left as they are
 
+        compiled = self._compiled_loss(objective.function, parameters)
+
         def loss() -> tf.Tensor:
-            priors = [tf.cast(p.log_prior_density(), dtype) for p in parameters]
-            return -(objective() + tf.add_n(priors))
+            return compiled(*objective.arguments)
 
         def check() -> Optional[str]:
             return degeneracy(kernel, float(noise.numpy()), spacing, extent)
@@ -134,3 +140,32 @@ class HyperparameterFitter:
                 f"hyperparameter fit {outcome.reason}; previous values restored", stacklevel=3
             )
         return outcome
+
+    def _compiled_loss(
+        self, function: Callable[..., tf.Tensor], parameters: Sequence[gpflow.Parameter]
+    ) -> Callable[..., tf.Tensor]:
+        """The MAP loss, ``-(function(*data) + log priors of parameters)``, compiled once per
+        objective function and set of parameters and reused by every later fit (the data are
+        arguments with relaxed shapes, so growing data retraces at most once).
+
+        Why not GPflow's ``Scipy(compile=True)``: it compiles a new function at every
+        ``minimize``, i.e. every fit; uncompiled, the priors, transforms and tape cost about
+        three times the loss itself at a few hundred points, which made every refit of
+        sequential BKB cost seconds (``benchmarks/fit_cost.py``).
+        """
+        key = (function, tuple(id(p) for p in parameters))
+        if key not in self._losses:
+            dtype = parameters[0].dtype
+
+            @tf.function(reduce_retracing=True)
+            def loss(*data: tf.Tensor) -> tf.Tensor:
+                priors = [tf.cast(p.log_prior_density(), dtype) for p in parameters]
+                return -(function(*data) + tf.add_n(priors))
+
+            self._losses[key] = loss
+        return self._losses[key]
+
+    def tracing_count(self) -> int:
+        """Traces of the compiled losses so far (tests assert growing data retrace at most
+        once per loss)."""
+        return sum(loss.experimental_get_tracing_count() for loss in self._losses.values())

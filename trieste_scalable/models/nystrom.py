@@ -17,6 +17,7 @@ from ..numerics.linalg import chunked_map, lower_root_of_inverse
 from .conditioning import FantasyPredictions
 from .data import ReplicatedData
 from .dictionary import DictionaryPolicy, RidgeLeverageSampler
+from .fit_objectives import Objective
 from .in_batch import InBatchPosterior
 from .inducing_view import InducingVariables, InducingView
 
@@ -132,7 +133,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         data = self._require_data()
         self._posterior, self._used_jitter = self._factorise(data, self._dictionary_index)
 
-    def _sparse_objective(self) -> Callable[[], tf.Tensor]:
+    def _sparse_objective(self) -> Objective:
         post = self._require_posterior()
         return self._sgpr_objective(post.inducing, post.mask, self._evidence_jitter())
 

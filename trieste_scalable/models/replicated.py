@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import gpflow
 import numpy as np
@@ -15,6 +15,7 @@ from ..numerics.linalg import cholesky_with_jitter, jittered_cholesky
 from ..numerics.replicated import CompiledReplicated
 from .conditioning import GaussianConditioning
 from .data import ReplicatedData
+from .fit_objectives import Objective
 from .inducing_view import InducingVariables, InducingView
 
 
@@ -114,7 +115,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
         )
         self._data = data
 
-    def _objective(self) -> Callable[[], tf.Tensor]:
+    def _objective(self) -> Objective:
         return self._exact_objective()
 
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 import gpflow
 import numpy as np
@@ -16,6 +16,7 @@ from ..numerics.linalg import jittered_cholesky, pad_rows
 from ..numerics.svgp import CompiledSVGP
 from .conditioning import GaussianConditioning
 from .data import ReplicatedData
+from .fit_objectives import Objective
 from .inducing import InducingPointSelector, InducingSchedule, selector_named
 from .inducing_view import InducingVariables, InducingView
 
@@ -184,7 +185,7 @@ class AdaptiveSVGP(InducingView, GaussianConditioning[svgp.WhitenedPosterior]):
         self._unprojected = None
         self._absolute_jitter, self._q_is_optimal = float(jitter), True
 
-    def _sparse_objective(self) -> Callable[[], tf.Tensor]:
+    def _sparse_objective(self) -> Objective:
         return self._sgpr_objective(*self._padded_inducing(), self._absolute_jitter)
 
     def _latent_marginals(self, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
