@@ -226,10 +226,14 @@ def test_the_default_schedule_refits_every_call_early_then_at_a_quarter_s_growth
     schedule = FitSchedule()
     last, fits = 0, []
     for size in range(20, 601, 20):
-        if schedule.due(size, last):
+        if schedule.due(size, last, size):
             last = size
             fits.append(size)
     assert fits == [20, 40, 60, 80, 100, 140, 180, 240, 300, 380, 480, 600]
+    # a rule re-evaluating 41 points (sequential BKB on a noisy problem): every call refits
+    # during the first 100 evaluations only, then replicates alone never do
+    repeats = [e for e in range(60, 301) if schedule.due(41, 41, e)]
+    assert repeats == list(range(60, 100))
 
 
 @pytest.mark.parametrize("builder", [build_nystrom_gpr, build_replicated_gpr, build_adaptive_svgp])

@@ -254,7 +254,7 @@ class ReplicatedGPBase(
         hyperparameters stay) with a warning, and counted in :attr:`fit_rejections`.
         """
         data = self._data
-        if data is None or not self.fitter.due(data.counts.size, self._data_version):
+        if data is None or not self.fitter.due(data, self._data_version):
             return None  # nothing to fit, or no new data since the last fit
         outcome = self.fitter.fit(
             self._objective(),

@@ -62,13 +62,12 @@ class HyperparameterFitter:
         """Copies and pickles drop the compiled losses (they hold the model's variables)."""
         return {**self.__dict__, "_losses": {}}
 
-    def due(self, size: int, data_version: int) -> bool:
-        """Whether data of ``size`` unique inputs, at ``data_version`` (the model's count of
-        updates that changed its data), call for a fit: never twice on the same data, then as
-        the schedule says."""
+    def due(self, data: ReplicatedData, data_version: int) -> bool:
+        """Whether ``data``, at ``data_version`` (the model's count of updates that changed its
+        data), call for a fit: never twice on the same data, then as the schedule says."""
         if not self.enabled or self._fitted_version == data_version:
             return False
-        return self.schedule.due(size, self._size_at_last_fit)
+        return self.schedule.due(data.counts.size, self._size_at_last_fit, data.num_evaluations)
 
     def start_over(self) -> None:
         """The data were replaced, not extended (a trust region's local points): the schedule
