@@ -65,7 +65,7 @@ def _batches(store: Path, remote: ScoringActors | None, kill: bool = False) -> l
 @pytest.mark.parametrize(
     "shard_size, actors",
     [
-        (700, 2),
+        pytest.param(700, 2, marks=pytest.mark.slow),  # [450-3] runs the same check by default
         (450, 3),
         pytest.param(700, 1, marks=pytest.mark.slow),
         pytest.param(5000, 2, marks=pytest.mark.slow),  # one shard: one actor

@@ -35,6 +35,7 @@ def _listed(store: Path) -> int:
         return 0
 
 
+@pytest.mark.slow  # ~50 s; tests/test_store.py cuts builds anywhere in one process
 def test_a_store_killed_mid_build_finishes_to_the_same_store_and_screens(tmp_path: Path) -> None:
     library = tmp_path / "library.smi"
     library.write_text("\n".join(load_smiles("moses-20k")[:3000]) + "\nnot_a_molecule\n")
