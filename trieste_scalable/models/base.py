@@ -58,7 +58,8 @@ class ReplicatedGPBase(
     :param max_optimizer_iterations: L-BFGS-B iterations per :meth:`optimize`.
     :param chunk_size: Query points per compiled call; bounds memory in predictions.
     :param fit_schedule: When :meth:`optimize` refits (default
-        :class:`~.fitting.FitSchedule`: every call below 100 unique inputs, then at 25 % growth).
+        :class:`~.fitting.FitSchedule`: every call during the first 100 evaluations, then at
+        25 % growth of the unique inputs).
     :param num_prior_samples: Draws from the priors scored as starts of each fit (parameters
         with priors only; the current values and those the model was built with are always
         scored).

@@ -36,7 +36,8 @@ class HyperparameterFitter:
 
     :param enabled: Whether fits run at all (the models' ``fit_hyperparameters``).
     :param max_iterations: L-BFGS-B iterations per run.
-    :param schedule: When a refit is due (default: whenever the data changed).
+    :param schedule: When a refit is due (default :class:`~.fitting.FitSchedule`: every call
+        during the first 100 evaluations, then at 25 % growth of the unique inputs).
     :param num_prior_samples: Draws from the priors scored as starts of each fit.
     :param variance_optimism: After each accepted fit, the signal variance is set this many
         standard deviations of its Laplace posterior above the fit
