@@ -2,6 +2,7 @@
 
 import math
 
+import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -10,7 +11,9 @@ from trieste.data import Dataset
 from trieste.space import Box, DiscreteSearchSpace
 
 from trieste_scalable.acquisition import ExplorationShare
+from trieste_scalable.acquisition.exploration_share import noise_share_of
 from trieste_scalable.campaigns.algorithms import RandomRule, RandomState
+from trieste_scalable.models import build_nystrom_gpr
 
 
 class FixedRule(AcquisitionRule):
@@ -97,6 +100,52 @@ def test_a_box_gets_points_inside_it() -> None:
 
     points = ExplorationShare(BoxRule(), rate=100.0).acquire(box, {}, None)
     assert points.shape == (2, 2) and all(box.contains(points).numpy())
+
+
+class NoiseModel:
+    """A fit's kernel variance and noise, all ``ExplorationShare`` reads of a model."""
+
+    def __init__(self, signal: float, noise: float):
+        self.signal, self.noise = signal, noise
+
+    def get_kernel(self) -> gpflow.kernels.Kernel:
+        return gpflow.kernels.Matern52(variance=self.signal)
+
+    def get_observation_noise(self) -> tf.Tensor:
+        return tf.constant(self.noise, tf.float64)
+
+
+def test_the_share_scales_with_the_noise_s_part_of_the_fit() -> None:
+    """rho = noise / (signal + noise) multiplies the probability: a known small noise (Trieste's
+    build_gpr default, variance / 100) leaves the rule almost alone, a noise-dominated fit gets
+    the full rate; a model without a kernel variance gets rho = 1."""
+    assert noise_share_of(NoiseModel(1.0, 3.0)) == pytest.approx(0.75)
+    assert noise_share_of(NoiseModel(2.0, 0.02)) == pytest.approx(1 / 101)
+    assert noise_share_of(object()) == 1.0  # type: ignore[arg-type]
+    share = ExplorationShare(FixedRule(10), rate=3.0)
+    assert share.probability(900, 0.75) == pytest.approx(0.0375)
+    candidates = space()
+    sizes = {
+        name: [
+            int(share.acquire(candidates, {"OBJECTIVE": model}, data(candidates, n)).shape[0])
+            for n in range(20, 1000, 10)
+        ]
+        for name, model in {"known": NoiseModel(1.0, 0.01), "noisy": NoiseModel(1.0, 1e6)}.items()
+    }
+    expected = [
+        10 + int(np.random.default_rng([0, n]).binomial(10, share.probability(n)))
+        for n in range(20, 1000, 10)
+    ]
+    assert sizes["noisy"] == expected  # rho ~ 1: the same draws as ungated
+    assert sum(sizes["known"]) - 10 * len(expected) <= 2  # ~0.5 expected of ~70 ungated
+
+
+def test_a_model_built_as_trieste_builds_gives_rho_one_percent() -> None:
+    candidates = space()
+    initial = data(candidates, 10)["OBJECTIVE"]
+    initial = Dataset(initial.query_points, tf.sin(initial.query_points[:, :1] * 6))
+    model = build_nystrom_gpr(initial, candidates)
+    assert noise_share_of(model) == pytest.approx(1 / 101, rel=1e-6)
 
 
 @pytest.mark.parametrize("rate", [0.0, -1.0, math.inf, math.nan])

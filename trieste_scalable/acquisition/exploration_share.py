@@ -12,13 +12,25 @@ unbiased Gaussian process hyperparameter estimation", 2023, add random points fo
 and keep a sublinear regret bound).
 
 What. :class:`ExplorationShare` asks the wrapped rule for its batch of :math:`B` points and
-appends :math:`K \sim \mathrm{Binomial}(B, \min(1, c / (2\sqrt n)))` candidates drawn uniformly
-from the search space, where :math:`n` counts the evaluations so far: an exploration
-probability :math:`\epsilon_n = c/(2\sqrt n)`, so about :math:`c\sqrt T` of :math:`T`
-evaluations are random (e.g. :math:`c = 3`: 73 of 600, fewer than 12 %). The random points add
-at most :math:`c\sqrt T \Delta_{\max}` to the cumulative regret, which keeps the rule's
+appends :math:`K \sim \mathrm{Binomial}(B, \rho\,\min(1, c / (2\sqrt n)))` candidates drawn
+uniformly from the search space, where :math:`n` counts the evaluations so far and
+:math:`\rho = \sigma_n^2 / (\sigma_f^2 + \sigma_n^2)` is the share of an observation's variance
+the model's current fit calls noise: an exploration probability :math:`\epsilon_n =
+\rho\,c/(2\sqrt n)`, so at most about :math:`c\sqrt T` of :math:`T` evaluations are random (e.g.
+:math:`c = 3`: 73 of 600, fewer than 12 %). The random points add at most
+:math:`c\sqrt T \Delta_{\max}` to the cumulative regret, which keeps the rule's
 :math:`\tilde O(\sqrt{T\gamma_T})` bound sublinear; the rule's own points keep their guarantee
 only as far as the fitted hyperparameters are right, which is what the random points are for.
+
+Why :math:`\rho`. The fits go wrong by calling the signal noise; that needs a noise the fit can
+move, and a noise comparable with the signal. Where the noise is known and small (fixed at
+:math:`\sigma_f^2/100`, Trieste's ``build_gpr`` default: :math:`\rho \approx 0.01`) the rule
+explores almost never and keeps its own regret; where the fit calls most of the data noise,
+rightly or not, it explores at nearly the full rate. Ungated, on issue 13's problems (noise
+not fitted, 150 evaluations, where no fit collapses; ``benchmarks/fitting.py --remedies``) our
+UCB rules with both remedies scored 1.22-1.25x Trieste's regret on one of the two, with about
+26 of the 150 points random at c = 3. A model that does not expose a kernel variance and a
+noise gets :math:`\rho = 1`.
 
 The draws are seeded by ``(seed, n)``: no state, so a resumed campaign draws what it would have.
 Random points are not hallucinated into the wrapped rule's batch (they are random; conditioning
@@ -48,7 +60,8 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
     :param rule: The rule whose batches are extended (any Trieste rule, stateful or not; its
         state passes through untouched).
     :param rate: :math:`c`: the exploration probability after :math:`n` evaluations is
-        :math:`\\min(1, c/(2\\sqrt n))`, about :math:`c\\sqrt T` random points in :math:`T`.
+        :math:`\\rho\\min(1, c/(2\\sqrt n))`, :math:`\\rho` the fit's noise share (module
+        docstring): at most about :math:`c\\sqrt T` random points in :math:`T`.
     :param seed: Seed of the draws (with :math:`n`).
     :raise ValueError: If ``rate`` is not finite and positive.
     """
@@ -68,9 +81,10 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
         """The wrapped rule's ``State`` value type (``AttributeError`` if it keeps none)."""
         return self._rule.state_type  # type: ignore[attr-defined, no-any-return]
 
-    def probability(self, num_evaluations: int) -> float:
-        """:math:`\\epsilon_n = \\min(1, c/(2\\sqrt n))` (1 before any evaluation)."""
-        return min(1.0, self._rate / (2.0 * math.sqrt(max(num_evaluations, 1))))
+    def probability(self, num_evaluations: int, noise_share: float = 1.0) -> float:
+        """:math:`\\epsilon_n = \\rho\\,\\min(1, c/(2\\sqrt n))` (:math:`\\rho` before any
+        evaluation), :math:`\\rho` = ``noise_share`` in [0, 1]."""
+        return noise_share * min(1.0, self._rate / (2.0 * math.sqrt(max(num_evaluations, 1))))
 
     def acquire(
         self,
@@ -81,13 +95,14 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
         """The wrapped rule's points [B, D] followed by the random ones [K, D] (inside its
         ``State`` function if it returns one; ``datasets`` count the evaluations n)."""
         num_evaluations = sum(int(d.query_points.shape[0]) for d in (datasets or {}).values())
+        share = min((noise_share_of(model) for model in models.values()), default=1.0)
         result = self._rule.acquire(search_space, models, datasets)
         if not callable(result):
-            return self._extend(result, search_space, num_evaluations)
+            return self._extend(result, search_space, num_evaluations, share)
 
         def state_func(state: Any) -> tuple[Any, TensorType]:
             new_state, points = result(state)
-            return new_state, self._extend(points, search_space, num_evaluations)
+            return new_state, self._extend(points, search_space, num_evaluations, share)
 
         return state_func
 
@@ -96,10 +111,12 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
     ) -> Any:
         return self._rule.filter_datasets(models, datasets)
 
-    def _extend(self, points: TensorType, search_space: SearchSpace, n: int) -> TensorType:
+    def _extend(
+        self, points: TensorType, search_space: SearchSpace, n: int, share: float
+    ) -> TensorType:
         """``points`` [B, D] followed by the random ones [K, D]."""
         rng = np.random.default_rng([self._seed, n])
-        count = int(rng.binomial(int(points.shape[0]), self.probability(n)))
+        count = int(rng.binomial(int(points.shape[0]), self.probability(n, share)))
         if count == 0:
             return points
         if isinstance(search_space, DiscreteSearchSpace):
@@ -111,3 +128,18 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
 
     def __repr__(self) -> str:
         return f"ExplorationShare({self._rule!r}, rate={self._rate})"
+
+
+def noise_share_of(model: ProbabilisticModel) -> float:
+    """:math:`\\rho = \\sigma_n^2 / (\\sigma_f^2 + \\sigma_n^2)`: the share of an observation's
+    variance ``model`` calls noise (its kernel's ``variance``, its ``get_observation_noise``);
+    1 where the model exposes neither (any Trieste or GPflow model with a stationary kernel
+    does)."""
+    try:
+        signal = float(np.max(model.get_kernel().variance.numpy()))  # type: ignore[attr-defined]
+        noise = float(model.get_observation_noise())  # type: ignore[attr-defined]
+    except (AttributeError, NotImplementedError):
+        return 1.0
+    if not (math.isfinite(signal) and math.isfinite(noise)) or signal + noise <= 0:
+        return 1.0
+    return min(1.0, max(0.0, noise / (signal + noise)))
