@@ -211,9 +211,7 @@ def main() -> None:
                 raise SystemExit(1)
             r = json.loads(done.stdout.strip().splitlines()[-1])
             label = f"{actors} actors" if actors else "in-process"
-            split = "; ".join(
-                ", ".join(f"{k} {v:.2f}" for k, v in s.items()) for s in r["splits"]
-            )
+            split = "; ".join(", ".join(f"{k} {v:.2f}" for k, v in s.items()) for s in r["splits"])
             print(f"C N={size} {label:>10}: batches of {args.batch_size} "
                   f"{', '.join(f'{s:.1f}' for s in r['seconds'])} s"
                   f"{f' ({split})' if split else ''}; driver peak RSS "
