@@ -2,7 +2,8 @@
 scoring in one process.
 
 Run: ``.venv/bin/python benchmarks/sharded_scale.py [--sizes 1000000] [--actors 1 2]
-[--batch-size 500] [--batches 2] [--featurise 100000]``. Writes stores under
+[--batch-size 500] [--batches 2] [--featurise 100000] [--binary-products float32 bfloat16]``
+(``--actors`` with no value: in-process only). Writes stores under
 ``benchmarks/out/stores`` and ``benchmarks/results/sharded_histograms.png``.
 
 A. The synthetic library (:mod:`trieste_scalable.problems.synthetic_library`) against the
@@ -14,7 +15,8 @@ B. ``trieste-scalable featurise`` of ``--featurise`` real SMILES on a local Ray 
 C. Per size N: the synthetic store built (seconds, size on disk); then, each in a fresh process,
    batch Thompson sampling (the command line's ``ts``: Tanimoto kernel, 1,000 inducing points,
    fixed hyperparameters) for ``--batches`` batches of ``--batch-size`` after as many random
-   rows, in-process and on each number of ``--actors``: seconds per batch (the first computes
+   rows, in-process and on each number of ``--actors`` (each under every
+   ``--binary-products``): seconds per batch (the first computes
    the library's sign features), split for actors into broadcast / score / merge as the driver
    sees them, peak resident memory of the driver and of each actor, recall of the top 1 %.
 """
@@ -22,6 +24,7 @@ C. Per size N: the synthetic store built (seconds, size on disk); then, each in 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -191,10 +194,17 @@ def synthetic_store(size: int) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
-    parser.add_argument("--actors", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--actors", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--batch-size", type=int, default=500)
     parser.add_argument("--batches", type=int, default=2)
     parser.add_argument("--featurise", type=int, default=100_000)
+    parser.add_argument(
+        "--binary-products",
+        nargs="+",
+        default=["auto"],
+        help="dtypes of the fingerprints' inner products to measure side by side (auto, "
+        "bfloat16, float32: TRIESTE_SCALABLE_BINARY_PRODUCTS)",
+    )
     args = parser.parse_args()
     (OUT / "stores").mkdir(parents=True, exist_ok=True)
     histograms(RESULTS / "sharded_histograms.png")
@@ -202,17 +212,19 @@ def main() -> None:
         featurise(args.featurise)
     for size in args.sizes:
         path = synthetic_store(size)
-        for actors in [0, *args.actors]:
+        for products, actors in itertools.product(args.binary_products, [0, *args.actors]):
             command = [sys.executable, "-c", CHILD, str(path), str(actors),
                        str(args.batch_size), str(args.batches)]  # fmt: skip
-            done = subprocess.run(command, capture_output=True, text=True)
+            env = dict(os.environ, TRIESTE_SCALABLE_BINARY_PRODUCTS=products)
+            done = subprocess.run(command, capture_output=True, text=True, env=env)
             if done.returncode:
                 print(done.stderr[-3000:])
                 raise SystemExit(1)
             r = json.loads(done.stdout.strip().splitlines()[-1])
             label = f"{actors} actors" if actors else "in-process"
+            label += "" if products == "auto" else f" ({products})"
             split = "; ".join(", ".join(f"{k} {v:.2f}" for k, v in s.items()) for s in r["splits"])
-            print(f"C N={size} {label:>10}: batches of {args.batch_size} "
+            print(f"C N={size} {label:>21}: batches of {args.batch_size} "
                   f"{', '.join(f'{s:.1f}' for s in r['seconds'])} s"
                   f"{f' ({split})' if split else ''}; driver peak RSS "
                   f"{r['driver_rss'] / 1e9:.2f} GB, actors "

@@ -19,14 +19,7 @@ import tensorflow as tf
 from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
 
-
-def binary_inner_products(x: tf.Tensor, x2: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
-    """Inner products [N, N2] of binary rows ``x`` [N, D] and ``x2`` [N2, D], in ``dtype``, formed
-    in float32: they are integer counts of shared on-bits, exact in float32 (and in the TF32 of
-    GPU tensor cores, whose inputs here are 0 or 1) below 2^24 bits, and float32 matrix products
-    run about three times faster than float64 ones on CPU."""
-    inner = tf.matmul(tf.cast(x, tf.float32), tf.cast(x2, tf.float32), transpose_b=True)
-    return tf.cast(inner, dtype)
+from .numerics.binary_products import binary_inner_products
 
 
 class Tanimoto(gpflow.kernels.Kernel):
@@ -34,8 +27,9 @@ class Tanimoto(gpflow.kernels.Kernel):
 
     :param variance: Signal variance :math:`\\sigma^2`.
     :param binary_inputs: Whether every input is a 0/1 vector (bit fingerprints, or counts in
-        unary encoding): the inner products are then formed exactly in float32
-        (:func:`binary_inner_products`), the kernel's main cost on large candidate sets.
+        unary encoding): the inner products, the kernel's main cost on large candidate sets,
+        are then formed exactly in float32, or in bfloat16 where the hardware has it
+        (:func:`~trieste_scalable.numerics.binary_products.binary_inner_products`).
         Other inputs would be rounded, so it is off by default.
     """
 

@@ -35,7 +35,8 @@ from typing import Any, Callable, Optional, TypeVar
 import gpflow
 import tensorflow as tf
 
-from ..kernels import Tanimoto, binary_inner_products
+from ..kernels import Tanimoto
+from ..numerics.binary_products import binary_inner_products
 
 Draws = tuple[tf.Tensor, ...]
 """Unit random draws of one feature map (shapes depend on the map)."""
@@ -234,8 +235,9 @@ class TanimotoFeatures(FeatureMap):
         self, x: tf.Tensor, centres: tf.Tensor, dtype: Optional[tf.DType] = None
     ) -> tf.Tensor:
         """The exact kernel [N, M] in ``dtype`` (default ``x``'s), with the inner products of the
-        binary rows formed exactly in float32
-        (:func:`~trieste_scalable.kernels.binary_inner_products`), then the ratio in ``dtype``:
+        binary rows formed exactly in float32 or bfloat16
+        (:func:`~trieste_scalable.numerics.binary_products.binary_inner_products`), then the
+        ratio in ``dtype``:
         float32 scoring forms the whole kernel row in float32 (a relative rounding of about
         1e-7)."""
         x, centres = self.kernel.slice(x, centres)  # the kernel's active dimensions
