@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Optional
 
 from ..acquisition import rule_state
 from ..errors import CampaignError, UsageError
@@ -51,9 +51,15 @@ def refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
         )
 
 
-def check_same_campaign(saved: Path, settings: dict[str, Any], library_hash: str) -> None:
+def check_same_campaign(
+    saved: Path,
+    settings: dict[str, Any],
+    library_hash: str,
+    legacy_hash: Optional[Callable[[], str]] = None,
+) -> None:
     """Check that a resumed campaign has its original settings (bar :data:`RESUMABLE`) and
-    library.
+    library: its logged hash is ``library_hash`` or, for campaigns logged by earlier versions,
+    ``legacy_hash()`` (computed only then).
 
     :raise UsageError: On changed settings.
     :raise CampaignError: On a damaged settings file or a changed library.
@@ -73,9 +79,10 @@ def check_same_campaign(saved: Path, settings: dict[str, Any], library_hash: str
     if changed:
         details = ", ".join(f"{k}: {original.get(k)!r} -> {settings.get(k)!r}" for k in changed)
         raise UsageError(f"--resume needs the original settings (changed: {details})")
-    if logged_hash is not None and logged_hash != library_hash:
-        raise CampaignError(
-            f"the library's content changed since this campaign ran ({saved}: {LIBRARY_HASH} "
-            f"{logged_hash[:12]}..., now {library_hash[:12]}...): its logged evaluations would "
-            "be attached to the wrong candidates; restore the original library file"
-        )
+    if logged_hash in (None, library_hash) or (legacy_hash and logged_hash == legacy_hash()):
+        return
+    raise CampaignError(
+        f"the library's content changed since this campaign ran ({saved}: {LIBRARY_HASH} "
+        f"{str(logged_hash)[:12]}..., now {library_hash[:12]}...): its logged evaluations "
+        "would be attached to the wrong candidates; restore the original library file"
+    )

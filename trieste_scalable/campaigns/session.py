@@ -148,7 +148,9 @@ def _resumed(
     """What a resumed campaign logged, the jobs to submit again, and the next job number."""
     if not saved.is_file():
         raise UsageError(f"nothing to resume: {saved} does not exist")
-    check_same_campaign(saved, settings, problem.content_hash())
+    check_same_campaign(
+        saved, settings, problem.content_hash(), lambda: problem.content_hash(legacy=True)
+    )
     logged = files.log.read()
     listed, next_job = files.journal.read()
     once = files.log.screening  # a screening campaign evaluates each molecule once

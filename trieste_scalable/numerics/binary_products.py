@@ -34,8 +34,7 @@ def binary_products_dtype() -> tf.DType:
     choice = os.environ.get("TRIESTE_SCALABLE_BINARY_PRODUCTS", "auto")
     if choice not in ("auto", "bfloat16", "float32"):
         raise ValueError(
-            "TRIESTE_SCALABLE_BINARY_PRODUCTS must be auto, bfloat16 or float32, got "
-            f"{choice!r}"
+            f"TRIESTE_SCALABLE_BINARY_PRODUCTS must be auto, bfloat16 or float32, got {choice!r}"
         )
     if choice == "auto":
         return tf.bfloat16 if _native_bfloat16() else tf.float32

@@ -19,7 +19,7 @@ from .featurise import fingerprint_library, score_library
 from .labels import Labels
 from .molecules import OBJECTIVES, cached, fingerprint_width, load_smiles
 from .store import LibraryStore, is_store
-from .synthetic import DiscreteProblem
+from .synthetic import DiscreteProblem, values_bytes
 
 
 @dataclass(frozen=True)
@@ -67,12 +67,13 @@ class ScreeningProblem(DiscreteProblem):
         """Share of the library's top ``fraction`` (by true value) among ``evaluated`` indices."""
         return float(self.recall_curve(evaluated, fraction)[-1]) if evaluated.size else 0.0
 
-    def content_hash(self) -> str:
-        """SHA-256 of the candidates' SMILES and scores, in order."""
+    def content_hash(self, legacy: bool = False) -> str:
+        """SHA-256 of the candidates' SMILES and scores, in order (``legacy``: see
+        :func:`~.synthetic.values_bytes`)."""
         digest = hashlib.sha256()
         for i, label in enumerate(self.labels):  # of the labels joined by newlines
             digest.update(b"\n" + label.encode() if i else label.encode())
-        digest.update(np.ascontiguousarray(self.values).tobytes())
+        digest.update(values_bytes(self.values, legacy))
         return digest.hexdigest()
 
     def identity_columns(self) -> list[str]:

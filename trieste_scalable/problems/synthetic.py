@@ -85,11 +85,12 @@ class DiscreteProblem:
         """Problem-specific progress measures of the evaluated candidate indices (none here)."""
         return {}
 
-    def content_hash(self) -> str:
+    def content_hash(self, legacy: bool = False) -> str:
         """SHA-256 of the candidates and their values: a resumed campaign checks it, so a
-        changed candidate set cannot silently re-label logged evaluations."""
+        changed candidate set cannot silently re-label logged evaluations. ``legacy``: the hash
+        campaigns wrote before 2026-11-26 (see :func:`values_bytes`)."""
         digest = hashlib.sha256(np.ascontiguousarray(self.points).tobytes())
-        digest.update(np.ascontiguousarray(self.values).tobytes())
+        digest.update(values_bytes(self.values, legacy))
         return digest.hexdigest()
 
     def identity_columns(self) -> list[str]:
@@ -116,6 +117,16 @@ class DiscreteProblem:
         rng = np.random.default_rng(seed)
         ids = rng.choice(len(self.points), size=num_points, replace=False)
         return self.observer(seed + 1)(tf.constant(self.points[ids]))
+
+
+def values_bytes(values: np.ndarray, legacy: bool = False) -> bytes:
+    """The bytes of a problem's values [N] that its content hash covers: rounded to float32.
+    Values computed in float64 differ in their last bits between machines (BLAS kernels and SIMD
+    math functions are chosen per CPU: a campaign's hash from an AMD EPYC did not match on an
+    Intel Xeon), and rounding to float32 keeps the hash the same unless a value lies within a
+    few float64 ulps of a float32 rounding boundary. ``legacy``: all float64 bits, as campaigns
+    logged before 2026-11-26 hashed them (still accepted on resume where they match)."""
+    return np.ascontiguousarray(values if legacy else values.astype(np.float32)).tobytes()
 
 
 def rkhs_problem(
