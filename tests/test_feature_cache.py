@@ -14,6 +14,7 @@ from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP
+from trieste_scalable.numerics.bits import PackedRows, pack_rows
 from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
 from trieste_scalable.sampling import ChunkedSampleScorer, TanimotoFeatures
 from trieste_scalable.sampling.feature_cache import SignCache, pack
@@ -36,6 +37,19 @@ def test_packing_signs_is_lossless_for_any_number_of_features() -> None:
         np.testing.assert_array_equal(packed.signs(num_features), signs)
         assert float(tf.reduce_min(tf.reduce_sum(tf.abs(signs), axis=1))) == 0.0  # empty row
         np.testing.assert_allclose(features(draws, x), features.amplitude(tf.float64) * signs)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_signs_computed_in_blocks_ordered_by_on_bits_are_each_row_s_own(packed: bool) -> None:
+    rng = np.random.default_rng(0)
+    on = rng.integers(0, 120, size=1000)  # on-bits vary widely, empty rows included
+    dense = (rng.random((1000, 256)) < on[:, None] / 256).astype(np.float64)
+    features = TanimotoFeatures(Tanimoto(variance=2.0), 40)
+    draws = features.draw(tf.constant([7, 8]), 256, tf.float64)
+    rows = PackedRows(tf.constant(pack_rows(dense)), 256, tf.float64) if packed else dense
+    cached = SignCache(features, chunk_size=7)  # blocks of 7 x 64 rows: three, the last short
+    signs = cached(draws, rows if packed else tf.constant(dense), tf.float64)
+    np.testing.assert_array_equal(signs.signs(40), features.signs(draws, tf.constant(dense)))
 
 
 def _model_and_space(num: int) -> tuple[AdaptiveSVGP, DiscreteSearchSpace, Dataset]:

@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..numerics.bits import (
+    PackedRows,
     Rows,
     aligned_empty,
     dense_rows,
@@ -28,6 +29,12 @@ from ..numerics.bits import (
 from .features import Draws, FeatureMap
 
 _BIT_VALUES = tf.constant([128, 64, 32, 16, 8, 4, 2, 1], tf.int32)
+_ON_BITS_OF_BYTE = np.array([bin(byte).count("1") for byte in range(256)], np.uint8)
+_BLOCK_CHUNKS = 64
+"""Chunks of contiguous rows whose rows are ordered by their on-bits together: a chunk's
+MinHash loop runs to its largest on-bit count, so chunks of rows with similar counts do less
+work (20,000 MOSES molecules: 0.69 s instead of 0.89 s), and a block of contiguous rows keeps
+reads of a memory-mapped library sequential."""
 
 
 class PackedSigns(NamedTuple):
@@ -44,6 +51,13 @@ class PackedSigns(NamedTuple):
         """The sign features [N, F] (in the dtype of ``nonzero``)."""
         signs = unpack_bits(self.bits, num_features, self.nonzero.dtype, off=-1.0)
         return signs * self.nonzero[:, None]
+
+
+def _on_bits(rows: tf.Tensor, packed: bool) -> np.ndarray:
+    """The on-bits of each of ``rows`` [N] (packed bytes [N, W] or dense rows [N, D])."""
+    if packed:
+        return _ON_BITS_OF_BYTE[rows.numpy()].sum(axis=1, dtype=np.int32)
+    return tf.reduce_sum(tf.cast(rows > 0, tf.int32), axis=1).numpy()
 
 
 def pack(signs: tf.Tensor) -> PackedSigns:
@@ -92,11 +106,16 @@ class SignCache:
             # written chunk by chunk into the final arrays: no second copy while building
             bits = aligned_empty((num, -(-self.features.num_features // 8)), np.uint8)
             nonzero = np.empty(num, dtype.as_numpy_dtype)
-            for start in range(0, num, self.chunk_size):
-                size = min(self.chunk_size, num - start)
-                part = self._compiled(draws, dense_rows(points, start, size, width, dtype))
-                bits[start : start + size] = part.bits.numpy()
-                nonzero[start : start + size] = part.nonzero.numpy()
+            block = self.chunk_size * _BLOCK_CHUNKS
+            for first in range(0, num, block):
+                rows = tf.slice(points, [first, 0], [min(block, num - first), -1])
+                order = np.argsort(_on_bits(rows, isinstance(candidates, PackedRows)))
+                for start in range(0, len(order), self.chunk_size):
+                    index = order[start : start + self.chunk_size]
+                    x = dense_rows(tf.gather(rows, index), 0, len(index), width, dtype)
+                    part = self._compiled(draws, x)
+                    bits[first + index] = part.bits.numpy()
+                    nonzero[first + index] = part.nonzero.numpy()
             self._packed = PackedSigns(shared_tensor(bits), tf.constant(nonzero))
             self._key = (candidates, draw)
         return self._packed
