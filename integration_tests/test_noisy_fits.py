@@ -1,14 +1,19 @@
 """UCB with hyperparameters fitted on a noisy problem (issue 25): fitted on the data it collects,
 MINI-GP-UCB's signal variance falls far below what uniform data say and the rule keeps
 exploiting; with the remedies (``ExplorationShare`` and ``variance_optimism``,
-``docs/fitting.md``) it keeps the variance and explores.
+``docs/fitting.md``) it keeps the variance.
 
 The problem is the issue's: 8 squared-exponential bumps on a 22^3 grid, values in [0, 1], noise
 std half the range, 20 random initial points, the noise fitted (the builders' path), 300
-evaluations; seeds 0 and 1. Measured on a 2-core machine (the share scaled by the fit's noise
-share): cumulative regret / uniform 1.002 and 0.830 without, 0.874 and 0.390 with; final kernel
-variance 0.017 and 0.017 without, 0.033 and 0.073 with, against 0.050 fitted on 600 uniform
-points.
+evaluations; seeds 0 and 1, on which the plain fit collapses. Final kernel variance without / with
+the remedies, against 0.050 fitted on 600 uniform points: 0.017 / 0.033 and 0.017 / 0.044 (an
+Intel Xeon), 0.017 / 0.033 and 0.017 / 0.073 (an AMD EPYC).
+
+Regret is not asserted: it differs between machines (float64 sums of different CPUs' kernels
+steer the fits apart) and does not improve reliably. Cumulative regret / uniform without -> with,
+seeds 0-1: 1.002 -> 0.874 and 0.830 -> 0.951 on the Xeon (0.830 -> 0.390 on the EPYC); seeds
+2-5 on the Xeon, where the plain fit does not collapse (variance 0.031-0.083): 0.679 -> 0.629,
+0.437 -> 0.629, 0.516 -> 0.487, 0.562 -> 0.638. Mean gain over the six seeds: -0.03.
 """
 
 from __future__ import annotations
@@ -50,19 +55,15 @@ def run(problem: DiscreteProblem, seed: int, remedies: bool) -> tuple[float, flo
     return float(regret.mean()) / uniform, float(model.get_kernel().variance.numpy())
 
 
-def test_fitted_ucb_on_a_noisy_problem_keeps_its_variance_and_explores() -> None:
+def test_fitted_ucb_on_a_noisy_problem_keeps_its_variance() -> None:
     """On each seed, without the remedies the fitted variance ends below half of a uniform
-    fit's, with them above; over the two seeds the remedies lower the mean regret by at least
-    0.15 (measured 0.28; single seeds vary: gaps 0.13 and 0.44)."""
+    fit's (measured 0.33-0.34 of it), with them above (0.66-1.46 of it)."""
     problem = noisy_grid()
     uniform = problem.initial_data(600, 1234)
     reference = build_replicated_gpr(uniform, problem.search_space, trainable_likelihood=True)
     reference.optimize(uniform)
     honest = float(reference.get_kernel().variance.numpy())
-    gaps = []
     for seed in (0, 1):
-        plain_regret, plain_variance = run(problem, seed, remedies=False)
-        regret, variance = run(problem, seed, remedies=True)
-        assert plain_variance < 0.5 * honest <= variance, seed
-        gaps.append(plain_regret - regret)
-    assert np.mean(gaps) >= 0.15, gaps
+        _, plain_variance = run(problem, seed, remedies=False)
+        _, variance = run(problem, seed, remedies=True)
+        assert plain_variance < 0.5 * honest <= variance, (seed, plain_variance, variance, honest)
