@@ -14,7 +14,7 @@ from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP
-from trieste_scalable.numerics.bits import PackedRows, pack_rows
+from trieste_scalable.numerics.bits import PackedRows, on_bits, pack_rows
 from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
 from trieste_scalable.sampling import ChunkedSampleScorer, TanimotoFeatures
 from trieste_scalable.sampling.feature_cache import SignCache, pack
@@ -37,6 +37,13 @@ def test_packing_signs_is_lossless_for_any_number_of_features() -> None:
         np.testing.assert_array_equal(packed.signs(num_features), signs)
         assert float(tf.reduce_min(tf.reduce_sum(tf.abs(signs), axis=1))) == 0.0  # empty row
         np.testing.assert_allclose(features(draws, x), features.amplitude(tf.float64) * signs)
+
+
+def test_on_bits_of_packed_and_dense_rows() -> None:
+    rows = (np.random.default_rng(1).random((50, 203)) < 0.3).astype(np.float64)
+    expected = rows.sum(axis=1)
+    np.testing.assert_array_equal(on_bits(pack_rows(rows), packed=True), expected)
+    np.testing.assert_array_equal(on_bits(rows, packed=False), expected)
 
 
 @pytest.mark.parametrize("packed", [False, True])

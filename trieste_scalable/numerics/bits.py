@@ -28,6 +28,13 @@ def unpack_bits(
     return tf.reshape(unpacked, [tf.shape(bits)[0], -1])[:, :width]
 
 
+def on_bits(rows: np.ndarray, packed: bool) -> np.ndarray:
+    """The on-bits of each row [N] of packed rows [N, ceil(D / 8)] (uint8) or 0/1 rows [N, D]."""
+    if packed:
+        return _BITS_OF_BYTE.sum(axis=1, dtype=np.uint8)[rows].sum(axis=1, dtype=np.int32)
+    return np.count_nonzero(rows, axis=1)
+
+
 def dense_rows(
     points: tf.Tensor,
     start: int | tf.Tensor,

@@ -22,6 +22,7 @@ from ..numerics.bits import (
     Rows,
     aligned_empty,
     dense_rows,
+    on_bits,
     shared_tensor,
     stored_rows,
     unpack_bits,
@@ -29,7 +30,6 @@ from ..numerics.bits import (
 from .features import Draws, FeatureMap
 
 _BIT_VALUES = tf.constant([128, 64, 32, 16, 8, 4, 2, 1], tf.int32)
-_ON_BITS_OF_BYTE = np.array([bin(byte).count("1") for byte in range(256)], np.uint8)
 _BLOCK_CHUNKS = 64
 """Chunks of contiguous rows whose rows are ordered by their on-bits together: a chunk's
 MinHash loop runs to its largest on-bit count, so chunks of rows with similar counts do less
@@ -51,13 +51,6 @@ class PackedSigns(NamedTuple):
         """The sign features [N, F] (in the dtype of ``nonzero``)."""
         signs = unpack_bits(self.bits, num_features, self.nonzero.dtype, off=-1.0)
         return signs * self.nonzero[:, None]
-
-
-def _on_bits(rows: tf.Tensor, packed: bool) -> np.ndarray:
-    """The on-bits of each of ``rows`` [N] (packed bytes [N, W] or dense rows [N, D])."""
-    if packed:
-        return _ON_BITS_OF_BYTE[rows.numpy()].sum(axis=1, dtype=np.int32)
-    return tf.reduce_sum(tf.cast(rows > 0, tf.int32), axis=1).numpy()
 
 
 def pack(signs: tf.Tensor) -> PackedSigns:
@@ -109,7 +102,7 @@ class SignCache:
             block = self.chunk_size * _BLOCK_CHUNKS
             for first in range(0, num, block):
                 rows = tf.slice(points, [first, 0], [min(block, num - first), -1])
-                order = np.argsort(_on_bits(rows, isinstance(candidates, PackedRows)))
+                order = np.argsort(on_bits(rows.numpy(), isinstance(candidates, PackedRows)))
                 for start in range(0, len(order), self.chunk_size):
                     index = order[start : start + self.chunk_size]
                     x = dense_rows(tf.gather(rows, index), 0, len(index), width, dtype)
