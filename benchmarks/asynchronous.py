@@ -15,8 +15,9 @@ The workers are started before the first run. For each number of workers every r
 the same 20 random points and submits for ``--seconds`` (what is in flight then finishes):
 
 - ``ts async`` / ``ts sync``: batch Thompson sampling over AdaptiveSVGP (fixed hyperparameters),
-  asked one point per worker at a time, handed out as workers free up (the command line's
-  default with ``--asynchronous``), or one batch of one point per worker told together;
+  asked two points per worker at a time, handed out as workers free up (the command line's
+  default with ``--asynchronous``: an acquisition also refills the proposals in hand), or one
+  batch of one point per worker told together;
 - ``bbkb async`` / ``bbkb sync``: BBKB over NystromGPR (fixed hyperparameters), batches capped
   at 4 or at the number of workers, no repeats;
 - ``bbkb C=... async`` / ``sync``: the same with the stopping threshold raised from 2 to each
@@ -111,7 +112,7 @@ def rkhs_runs(space, data, workers, thresholds):  # type: ignore[no-untyped-def]
 
     trieste = AsynchronousGreedy(LocalPenalization(space))
     return {
-        "ts async": (lambda: (svgp(), ts(workers)), False),
+        "ts async": (lambda: (svgp(), ts(2 * workers)), False),
         "ts sync": (lambda: (svgp(), ts(workers)), True),
         "bbkb async": (lambda: (nystrom(), bbkb(4)), False),
         "bbkb sync": (lambda: (nystrom(), bbkb(workers)), True),
@@ -148,7 +149,7 @@ def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped
 
     trieste = AsynchronousGreedy(LocalPenalization(space))
     return {
-        "ts async": (lambda: made("ts", workers, workers), False),
+        "ts async": (lambda: made("ts", 2 * workers, workers), False),
         "ts sync": (lambda: made("ts", workers, workers), True),
         "bbkb async": (lambda: made("bbkb", 4, 4), False),
         "bbkb sync": (lambda: made("bbkb", workers, workers), True),

@@ -174,6 +174,19 @@ def test_asynchronous_campaigns_let_adaptive_batches_refill_proposals_in_hand() 
     assert parsed("--workers", "4", "--asynchronous", "--max-batch-size", "2") == 2
 
 
+def test_asynchronous_campaigns_propose_twice_the_workers_at_once_by_default() -> None:
+    def filled(*extra: str) -> int:
+        args = arguments.parser().parse_args(["screen", *extra])
+        arguments.fill_in_batch_size(args)
+        assert not hasattr(args, "batch_size_default")
+        return int(args.batch_size)
+
+    assert filled() == 100  # screen's own default
+    assert filled("--workers", "4") == 100  # whole batches
+    assert filled("--workers", "4", "--asynchronous") == 8
+    assert filled("--workers", "4", "--asynchronous", "--batch-size", "3") == 3
+
+
 def test_version_is_the_package_version(capsys: pytest.CaptureFixture) -> None:
     import trieste_scalable
 

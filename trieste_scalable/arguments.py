@@ -24,7 +24,7 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
         type=int,
         default=None,
         help=f"for fixed-batch rules (default {batch}; with --asynchronous, how many points are "
-        "proposed at once: default the number of workers)",
+        "proposed at once: default twice the number of workers)",
     )
     parser.set_defaults(batch_size_default=batch)
     parser.add_argument(
@@ -221,6 +221,17 @@ def check_counts(args: argparse.Namespace, num_candidates: int) -> None:
             f"--initial + --budget = {args.initial + args.budget} exceeds the "
             f"{num_candidates} candidates (screening never evaluates a candidate twice)"
         )
+
+
+def fill_in_batch_size(args: argparse.Namespace) -> None:
+    """Set ``--batch-size``'s default where it was not given: the command's own, and with
+    ``--workers N --asynchronous`` 2N, for the reason :func:`max_batch_size` gives (batch
+    Thompson sampling on 20,000 molecules, 32 workers: an acquisition of 32 points took 0.9-1.4 s
+    beside the workers, so the proposals in hand ran out and 13 % of the workers' time was
+    spent waiting; with 64, 0.1 % after the first acquisition). Drops the stored default."""
+    if args.batch_size is None:
+        args.batch_size = 2 * args.workers if asynchronous(args) else args.batch_size_default
+    del args.batch_size_default
 
 
 def max_batch_size(args: argparse.Namespace) -> int:

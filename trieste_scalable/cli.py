@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any, Optional, Sequence
 
-from .arguments import asynchronous, check_counts, max_batch_size, parser, validate
+from .arguments import check_counts, fill_in_batch_size, max_batch_size, parser, validate
 from .errors import CampaignError, UsageError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
@@ -174,9 +174,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
     args = parser().parse_args(argv)
     if args.command != "featurise":
-        if args.batch_size is None:
-            args.batch_size = args.workers if asynchronous(args) else args.batch_size_default
-        del args.batch_size_default
+        fill_in_batch_size(args)
     try:
         if args.command == "featurise":
             return _featurise(args)
