@@ -99,6 +99,31 @@ def test_tanimoto_features_reproduce_kernel() -> None:
     assert _max_error(Tanimoto(variance=1.3), x) < TOLERANCE
 
 
+def test_tanimoto_signs_are_the_signs_of_each_rows_minhash() -> None:
+    """Against MinHash written out in numpy from the same random streams: feature f of a row is
+    the random sign of its on-bit that comes first in permutation f; an empty row's are 0."""
+    num_features, dim = 40, 64
+    x = (np.random.default_rng(1).uniform(size=(25, dim)) < 0.1).astype(np.float64)
+    x[3] = 0.0  # an empty fingerprint
+    x[4] = 1.0  # every bit on
+    seed = tf.constant([7, 8], tf.int64)
+    features = feature_map_for(Tanimoto(binary_inputs=True), num_features)
+    signs = features.signs(features.draw(seed, dim, tf.float64), tf.constant(x)).numpy()
+
+    seeds = tf.random.experimental.stateless_split(seed, 2)
+    shape = [num_features, dim]
+    order = np.argsort(tf.random.stateless_uniform(shape, seeds[0]).numpy(), axis=-1)  # [F, D]
+    positive = tf.random.stateless_uniform(shape, seeds[1], maxval=2, dtype=tf.int32).numpy()
+    expected = np.zeros_like(signs)
+    for n, row in enumerate(x):
+        for f in range(num_features):
+            first = next((bit for bit in order[f] if row[bit]), None)  # first on-bit in order
+            if first is not None:
+                expected[n, f] = 1.0 if positive[f, first] else -1.0
+    np.testing.assert_array_equal(signs, expected)
+    assert np.all(signs[3] == 0) and np.all(np.abs(np.delete(signs, 3, axis=0)) == 1)
+
+
 def test_unsupported_kernel_is_a_clear_error() -> None:
     kernel = gpflow.kernels.SquaredExponential() + gpflow.kernels.Linear()
     with pytest.raises(ValueError, match="random features"):
