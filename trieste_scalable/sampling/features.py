@@ -253,8 +253,10 @@ class TanimotoFeatures(FeatureMap):
         """The random signs of each row's MinHash values [N, F] (a row of zeros for an empty
         fingerprint): sign f of a row is the sign of its on-bit of lowest rank under
         permutation f. Each key carries its bit's sign as its parity, so the running minimum of
-        the keys over the on-bits gives the sign without looking the bit up (two [F, N] gathers
-        through the permutation and the signs took 16 of a chunk's 62 ms on 2 cores)."""
+        the keys over the on-bits gives the sign without looking the bit up through the
+        permutation and the signs (two [F, N] gathers): the signs of 20,000 molecules took
+        0.95-1.01 s against 1.24-1.37 s on 2 cores, alternating runs. The parity is taken on
+        int32 (a float ``floormod`` cost more than the gathers it replaced)."""
         (keys,) = draws  # [D + 1, F] (see draw)
         on = tf.cast(x > 0, tf.int32)
         most_bits = tf.maximum(tf.reduce_max(tf.reduce_sum(on, axis=-1)), 1)
@@ -268,6 +270,6 @@ class TanimotoFeatures(FeatureMap):
             lambda k, low: (k + 1, tf.minimum(low, tf.gather(keys, bits[:, k]))),
             [0, lowest],
         )
-        chosen = 2.0 * tf.cast(tf.math.floormod(lowest, 2.0), x.dtype) - 1.0  # [N, F]
+        chosen = tf.cast(2 * tf.bitwise.bitwise_and(tf.cast(lowest, tf.int32), 1) - 1, x.dtype)
         nonempty = tf.cast(tf.reduce_any(valid, axis=-1), x.dtype)[:, None]
         return chosen * nonempty  # [N, F]
