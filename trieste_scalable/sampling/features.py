@@ -262,7 +262,7 @@ class TanimotoFeatures(FeatureMap):
         most_bits = tf.maximum(tf.reduce_max(tf.reduce_sum(on, axis=-1)), 1)
         on_bits = tf.math.top_k(on, k=most_bits, sorted=False)  # [N, K]
         valid = on_bits.values > 0  # [N, K]
-        padding = tf.shape(keys)[0] - 1  # the row above every rank
+        padding = tf.shape(keys)[0] - 1  # the row above every key
         bits = tf.where(valid, on_bits.indices, padding)  # [N, K]
         lowest = tf.gather(keys, tf.fill([tf.shape(x)[0]], padding))  # [N, F]
         _, lowest = tf.while_loop(
