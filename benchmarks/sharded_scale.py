@@ -5,6 +5,7 @@ Run: ``.venv/bin/python benchmarks/sharded_scale.py [--sizes 1000000] [--actors 
 [--batch-size 500] [--batches 2] [--featurise 100000] [--binary-products float32 bfloat16]``
 (``--actors`` with no value: in-process only). Writes stores under
 ``benchmarks/out/stores`` and ``benchmarks/results/sharded_histograms.png``.
+With ``--in-memory [--distinct 1000000] [--base-bits moses_bits.npy]``, only part D runs.
 
 A. The synthetic library (:mod:`trieste_scalable.problems.synthetic_library`) against the
    shipped 100,000 MOSES molecules it perturbs: on-bits per molecule and Tanimoto similarity of
@@ -19,6 +20,12 @@ C. Per size N: the synthetic store built (seconds, size on disk); then, each in 
    ``--binary-products``): seconds per batch (the first computes
    the library's sign features), split for actors into broadcast / score / merge as the driver
    sees them, peak resident memory of the driver and of each actor, recall of the top 1 %.
+D. ``--in-memory``, for a machine with neither Ray, RDKit nor the disk for stores (the lent GPU
+   machine: TensorFlow places the scoring on its GPU): per size N, the first ``--distinct`` rows
+   of the synthetic library made in memory on every core (from ``--base-bits``, the shipped
+   MOSES molecules' packed fingerprints saved with ``numpy.save``, or featurised here), tiled
+   to N rows (the scoring's cost per row does not depend on repeats; recall then counts each
+   repeat), scored by the oracle, then the batches of C in one process.
 """
 
 from __future__ import annotations
@@ -50,10 +57,14 @@ from trieste_scalable.problems.store import LibraryStore
 from trieste_scalable.problems.synthetic_library import TanimotoOracle
 
 path, actors, batch, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-store = LibraryStore(path)
 start = time.perf_counter()
-packed = store.packed()
-values = np.load(f"{path}/oracle.npy")
+if path.endswith(".npz"):  # part D: packed rows and oracle values made in memory
+    library = np.load(path)
+    packed, values = library["packed"], library["values"]
+else:
+    store = LibraryStore(path)
+    packed = store.packed()
+    values = np.load(f"{path}/oracle.npy")
 problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(packed), 1024,
     tf.float64), values=-values, noise_std=0.0, labels=Labels([""] * len(values)),
     num_molecules=len(values))
@@ -81,6 +92,8 @@ for _ in range(batches):
     ask_tell.tell(Dataset(x, tf.constant(problem.values[ids][:, None])))
 from trieste_scalable.campaigns.scoring_actors import peak_rss
 print(json.dumps(dict(load=loaded, seconds=seconds, splits=splits,
+    device=next((tf.config.experimental.get_device_details(g).get("device_name", "GPU")
+        for g in tf.config.list_physical_devices("GPU")), "CPU"),
     driver_rss=peak_rss(),
     actor_rss=remote.peak_rss() if remote else [],
     recall=problem.recall(np.concatenate(picked), 0.01))))
@@ -191,6 +204,47 @@ def synthetic_store(size: int) -> Path:
     return path
 
 
+def _perturbed(args: tuple) -> object:
+    from trieste_scalable.problems.synthetic_library import perturbed_rows
+
+    base, rows, frequency = args
+    return perturbed_rows(base, rows, frequency, flips=2)
+
+
+def memory_library(size: int, distinct: int, base_bits: str | None) -> Path:
+    """Part D's library of ``size`` rows: the synthetic library's first ``distinct`` rows, made
+    on every core, tiled; saved with the oracle's values for the child."""
+    import multiprocessing
+
+    import numpy as np
+
+    if base_bits:
+        base = np.load(base_bits)
+    else:
+        from trieste_scalable.problems.screening import screening_problem
+
+        base = np.asarray(screening_problem("moses-100k", None).points.bits)
+    path = OUT / f"memory_{size}_{distinct}.npz"
+    if path.is_file():
+        return path
+    start = time.perf_counter()
+    frequency = np.unpackbits(base, axis=1, count=1024).mean(axis=0)
+    blocks = np.array_split(np.arange(min(size, distinct), dtype=np.int64), 256)
+    with multiprocessing.get_context("spawn").Pool(os.cpu_count()) as pool:
+        rows = np.concatenate(pool.map(_perturbed, [(base, b, frequency) for b in blocks]))
+    made = time.perf_counter() - start
+    from trieste_scalable.problems.synthetic_library import TanimotoOracle
+
+    values = TanimotoOracle(1024, seed=0)(rows, chunk_size=65536)
+    repeats = -(-size // len(rows))
+    np.savez(
+        path, packed=np.tile(rows, (repeats, 1))[:size], values=np.tile(values, repeats)[:size]
+    )
+    print(f"D N={size}: {len(rows)} distinct rows made in {made:.0f} s on {os.cpu_count()} "
+          f"cores, oracle in {time.perf_counter() - start - made:.0f} s", flush=True)  # fmt: skip
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
@@ -205,15 +259,24 @@ def main() -> None:
         help="dtypes of the fingerprints' inner products to measure side by side (auto, "
         "bfloat16, float32: TRIESTE_SCALABLE_BINARY_PRODUCTS)",
     )
+    parser.add_argument("--in-memory", action="store_true", help="part D only (docstring)")
+    parser.add_argument("--distinct", type=int, default=1_000_000)
+    parser.add_argument("--base-bits", default=None, help="the base fingerprints, numpy.save'd")
     args = parser.parse_args()
     (OUT / "stores").mkdir(parents=True, exist_ok=True)
-    histograms(RESULTS / "sharded_histograms.png")
-    if args.featurise:
-        featurise(args.featurise)
+    if not args.in_memory:
+        histograms(RESULTS / "sharded_histograms.png")
+        if args.featurise:
+            featurise(args.featurise)
     for size in args.sizes:
-        path = synthetic_store(size)
-        for products, actors in itertools.product(args.binary_products, [0, *args.actors]):
-            command = [sys.executable, "-c", CHILD, str(path), str(actors),
+        if args.in_memory:
+            os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")  # two processes share it
+            path, actor_counts = memory_library(size, args.distinct, args.base_bits), [0]
+        else:
+            path, actor_counts = synthetic_store(size), [0, *args.actors]
+        for products, actors in itertools.product(args.binary_products, actor_counts):
+            flags = ["-S"] if sys.flags.no_site else []  # part D on the GPU machine's site
+            command = [sys.executable, *flags, "-c", CHILD, str(path), str(actors),
                        str(args.batch_size), str(args.batches)]  # fmt: skip
             env = dict(os.environ, TRIESTE_SCALABLE_BINARY_PRODUCTS=products)
             done = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -221,10 +284,11 @@ def main() -> None:
                 print(done.stderr[-3000:])
                 raise SystemExit(1)
             r = json.loads(done.stdout.strip().splitlines()[-1])
-            label = f"{actors} actors" if actors else "in-process"
+            label = f"{actors} actors" if actors else f"in-process ({r['device']})"
             label += "" if products == "auto" else f" ({products})"
             split = "; ".join(", ".join(f"{k} {v:.2f}" for k, v in s.items()) for s in r["splits"])
-            print(f"C N={size} {label:>21}: batches of {args.batch_size} "
+            part = "D" if args.in_memory else "C"
+            print(f"{part} N={size} {label:>21}: batches of {args.batch_size} "
                   f"{', '.join(f'{s:.1f}' for s in r['seconds'])} s"
                   f"{f' ({split})' if split else ''}; driver peak RSS "
                   f"{r['driver_rss'] / 1e9:.2f} GB, actors "
