@@ -16,7 +16,7 @@ ray = pytest.importorskip("ray")
 
 from trieste_scalable.acquisition import BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms import build  # noqa: E402
-from trieste_scalable.campaigns.scoring_actors import ScoringActors  # noqa: E402
+from trieste_scalable.campaigns.scoring_actors import ScoringActors, actor_options  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
@@ -83,6 +83,26 @@ def test_actors_pick_what_one_process_picks(
     for mine, theirs in zip(picked, expected):
         np.testing.assert_array_equal(mine, theirs)
     assert len(np.unique(np.concatenate(picked))) == 120
+
+
+@pytest.mark.parametrize(
+    "gpus, actors, share",
+    [(1, 1, 1.0), (1, 2, 0.5), (1, 3, 0.3333), (4, 2, 1.0), (3, 2, 1.0), (2, 4, 0.5)],
+)
+def test_actors_ask_for_an_even_share_of_the_gpus(gpus: int, actors: int, share: float) -> None:
+    assert actor_options(actors, gpus)["num_gpus"] == share
+    assert 0 < actors * share <= gpus
+
+
+def test_actors_let_tensorflow_share_a_gpu_unless_the_driver_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert actor_options(2, 0.0) == {}  # no GPU: Ray's defaults
+    monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)
+    env = actor_options(2, 1.0)["runtime_env"]["env_vars"]
+    assert env == {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "false")
+    assert actor_options(2, 1.0)["runtime_env"]["env_vars"]["TF_FORCE_GPU_ALLOW_GROWTH"] == "false"
 
 
 def test_a_damaged_shard_stops_the_actors_naming_it(local_cluster: None, tmp_path: Path) -> None:

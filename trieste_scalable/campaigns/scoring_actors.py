@@ -10,10 +10,13 @@ the chunking, so the picks are those of in-process scoring (tested).
 
 An actor that dies is restarted by Ray and its call retried (it reloads its shards and
 recomputes their sign features); a shard missing or not matching its hash is an error naming it.
+Where the cluster has GPUs, each actor asks Ray for an even share of them (:func:`actor_options`).
 """
 
 from __future__ import annotations
 
+import math
+import os
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -30,6 +33,26 @@ from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import MeanFunction, PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer
+
+
+def actor_options(num_actors: int, cluster_gpus: float) -> dict[str, Any]:
+    """Ray options of each of ``num_actors`` scoring actors on a cluster of ``cluster_gpus`` GPUs.
+
+    An actor that asks for no GPU keeps the GPUs its node shows (Ray leaves
+    ``CUDA_VISIBLE_DEVICES`` alone), so every actor would score on the node's first GPU. Each
+    actor therefore asks for an even share of the cluster's GPUs (at most one, rounded down to
+    Ray's 1e-4 resolution), and Ray places the actors on GPUs accordingly; and TensorFlow there
+    takes GPU memory as it needs it (``TF_FORCE_GPU_ALLOW_GROWTH``, unless the driver's
+    environment sets it), since by default each process maps nearly all of a GPU's memory and
+    a second actor sharing it could not allocate. Without GPUs there is nothing to ask for.
+    """
+    if not cluster_gpus:
+        return {}
+    growth = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+    return dict(
+        num_gpus=math.floor(1e4 * min(1.0, cluster_gpus / num_actors)) / 1e4,
+        runtime_env={"env_vars": {"TF_FORCE_GPU_ALLOW_GROWTH": growth}},
+    )
 
 
 def peak_rss() -> int:
@@ -153,7 +176,10 @@ class ScoringActors:
         rows = np.cumsum([0] + [int(s["rows"]) for s in shards])
         self._ranges = [(int(rows[g[0]]), int(rows[g[-1] + 1])) for g in groups]
         self._num_features = num_features
-        actor = ray.remote(num_cpus=0)(ShardScorer).options(max_restarts=2, max_task_retries=2)
+        options = actor_options(len(groups), ray.cluster_resources().get("GPU", 0.0))
+        actor = ray.remote(num_cpus=0)(ShardScorer).options(
+            max_restarts=2, max_task_retries=2, **options
+        )
         self._actors: list[Any] = [
             actor.remote(
                 str(store.path), [shards[i]["name"] for i in g], num_features, chunk_size, products
