@@ -218,15 +218,15 @@ def memory_library(size: int, distinct: int, base_bits: str | None) -> Path:
 
     import numpy as np
 
+    path = OUT / f"memory_{size}_{distinct}.npz"
+    if path.is_file():
+        return path
     if base_bits:
         base = np.load(base_bits)
     else:
         from trieste_scalable.problems.screening import screening_problem
 
         base = np.asarray(screening_problem("moses-100k", None).points.bits)
-    path = OUT / f"memory_{size}_{distinct}.npz"
-    if path.is_file():
-        return path
     start = time.perf_counter()
     frequency = np.unpackbits(base, axis=1, count=1024).mean(axis=0)
     blocks = np.array_split(np.arange(min(size, distinct), dtype=np.int64), 256)
