@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from trieste_scalable.acquisition.stopping import GlobalLocalStopping
 from trieste_scalable.models import ExactDictionary, NystromGPR, RidgeLeverageSampler
+from trieste_scalable.models.in_batch import FeatureCache
 from trieste_scalable.numerics import dtc
 
 from .util import reference_gpr, replicated_dataset, se_kernel
@@ -148,3 +149,27 @@ def test_global_local_rule_switches_to_local_statistic() -> None:
     assert rule.global_statistic > 1.5
     assert rule.statistic <= rule.global_statistic + 1e-12
     assert 1 + s2_0[order[: stopped_at + 1]].sum() == pytest.approx(rule.global_statistic)
+
+
+@pytest.mark.parametrize("max_rows", [0, 5, 100])
+def test_kept_row_features_give_the_variances_computed_afresh(max_rows: int) -> None:
+    # rows asked about again (and repeated within one call) reuse what was computed for them,
+    # up to the memory bound (none kept, some kept, all kept): the same variances as a fresh
+    # in-batch posterior's, before and after hallucinating points
+    model = sparse_model(7)
+    rng = np.random.default_rng(8)
+    probe = rng.uniform(size=(30, 2))
+    probe[4] = probe[9]
+    added = tf.constant(probe[[3, 4, 20]])
+    kept = model.batch_posterior()
+    capacity = model._require_posterior().capacity
+    row_bytes = 8 * (2 * capacity + 1) + 16  # features and key
+    kept._features = FeatureCache(kept._features._compute, capacity, max_rows * row_bytes)
+    first = kept.variance(tf.constant(probe[:12]))
+    kept.add(added)
+    again = kept.variance(tf.constant(probe))
+    fresh = model.batch_posterior()
+    np.testing.assert_allclose(first, fresh.variance(tf.constant(probe[:12])), rtol=1e-12)
+    fresh.add(added)
+    np.testing.assert_allclose(again, fresh.variance(tf.constant(probe)), rtol=1e-12)
+    assert len(kept._features._kept) == min(max_rows, 29)  # 29 distinct rows asked about

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from trieste_scalable.numerics import linalg
 from trieste_scalable.numerics.linalg import (
     CholeskyError,
     cholesky_rank_one_update,
@@ -73,3 +74,22 @@ def test_pad_rows() -> None:
     np.testing.assert_array_equal(padded[2:], 0.0)
     with pytest.raises(ValueError, match="capacity"):
         pad_rows(np.ones((5, 1)), 4)
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3])
+@pytest.mark.parametrize("num_columns", [1, 255, 767, 768, 1001])
+def test_solve_lower_equals_one_triangular_solve(
+    monkeypatch: pytest.MonkeyPatch, parts: int, num_columns: int
+) -> None:
+    # split into `parts` batch members from 256 columns a member on (uneven splits padded)
+    monkeypatch.setattr(linalg, "_solve_parts", lambda: parts)
+    rng = np.random.default_rng(parts * 1000 + num_columns)
+    a = rng.normal(size=(40, 40))
+    lower = tf.linalg.cholesky(tf.constant(a @ a.T + 40 * np.eye(40)))
+    rhs = tf.constant(rng.normal(size=(40, num_columns)))
+    expected = tf.linalg.triangular_solve(lower, rhs, lower=True)
+    compiled = tf.function(
+        linalg.solve_lower, input_signature=[tf.TensorSpec([None, None], tf.float64)] * 2
+    )
+    for solve in (linalg.solve_lower, compiled):
+        np.testing.assert_allclose(solve(lower, rhs), expected, rtol=1e-12, atol=1e-14)

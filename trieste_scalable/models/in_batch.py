@@ -4,15 +4,26 @@ A rule asks for posterior quantities over candidates through this object and nev
 model's matrices. Within a batch the dictionary, the embedding and the mean are frozen; the
 selected points only lower the variances, with no feedback needed
 (:mod:`~trieste_scalable.numerics.hallucination`).
+
+So what a row needs from the batch-start posterior (its
+:class:`~trieste_scalable.numerics.hallucination.RowFeatures`) is fixed within the batch, and
+this object keeps it for the rows it is asked about (:class:`FeatureCache`). A lazy argmin asks
+about the same few best candidates after every selected point, and adds the one it selected:
+each of those asks cost two triangular solves against [M, M] factors, memory-bound for a few
+rows (3.9 ms for one row at M = 800 on two CPU cores, against 0.5 ms for the rest of an ask).
 """
 
 from __future__ import annotations
 
+import hashlib
+from typing import Callable
+
+import numpy as np
 import tensorflow as tf
 
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
-from ..numerics.hallucination import HallucinatedPoints
+from ..numerics.hallucination import HallucinatedPoints, RowFeatures
 from ..numerics.linalg import SliceableRows, chunked_map
 
 
@@ -35,6 +46,7 @@ class InBatchPosterior:
         self._hallucinated = HallucinatedPoints.none(posterior)  # the points selected so far
         self._extend = extend
         self._chunk_size = chunk_size
+        self._features = FeatureCache(lambda x: ops.row_features(posterior, x), posterior.capacity)
 
     @property
     def noise(self) -> float:
@@ -64,13 +76,16 @@ class InBatchPosterior:
         """Ridge-leverage variance [N] under the hallucinated posterior (one compiled call)."""
         ops = self._ops
         variance = ops.hallucinated_variance_exact if self._extend else ops.hallucinated_variance
-        return variance(self._posterior, self._hallucinated, candidates)
+        candidates = tf.convert_to_tensor(candidates)
+        return variance(self._posterior, self._hallucinated, candidates, self._features(candidates))
 
     def add(self, points: tf.Tensor) -> None:
         """Hallucinate selected points [K, D] (one compiled call, O(K M (M + t)) for t points
         selected before; no observation: the variances do not depend on it)."""
         hallucinate = self._ops.hallucinate_exact if self._extend else self._ops.hallucinate
-        self._hallucinated = hallucinate(self._posterior, self._hallucinated, points)
+        points = tf.convert_to_tensor(points)
+        features = self._features(points)
+        self._hallucinated = hallucinate(self._posterior, self._hallucinated, points, features)
 
     def local_terms(
         self, batch: tf.Tensor, candidates: SliceableRows
@@ -83,3 +98,48 @@ class InBatchPosterior:
             self._chunk_size,
         )
         return full, projected
+
+
+_DIGEST_BYTES = 16
+"""A row's key: a 128-bit BLAKE2b digest of its bytes (collisions: never in practice)."""
+
+
+class FeatureCache:
+    """The :class:`~trieste_scalable.numerics.hallucination.RowFeatures` of rows asked about
+    before, keyed by a digest of each row's bytes, within a memory bound; the rows not held
+    are computed in one call and kept while the bound allows.
+
+    :param compute: Maps rows [K, D] (K >= 1) to their features ([K, M], [K, M], [K]).
+    :param capacity: M, the features' width.
+    :param max_bytes: Memory the kept features may take.
+    """
+
+    def __init__(
+        self,
+        compute: Callable[[tf.Tensor], RowFeatures],
+        capacity: int,
+        max_bytes: int = 64 * 2**20,
+    ):
+        self._compute = compute
+        self._max_rows = max_bytes // (8 * (2 * capacity + 1) + _DIGEST_BYTES)
+        self._kept: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def __call__(self, rows: tf.Tensor) -> RowFeatures:
+        """The features of ``rows`` [N, D], in their order."""
+        keys = [hashlib.blake2b(row, digest_size=_DIGEST_BYTES).digest() for row in rows.numpy()]
+        first = {key: i for i, key in reversed(list(enumerate(keys)))}
+        missing = [i for key, i in first.items() if key not in self._kept]
+        if not keys:
+            return self._compute(rows)
+        new: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        if missing:
+            z, p, residual = (t.numpy() for t in self._compute(tf.gather(rows, missing)))
+            new = {keys[i]: (z[j], p[j], residual[j]) for j, i in enumerate(missing)}
+            for key in list(new)[: max(self._max_rows - len(self._kept), 0)]:
+                self._kept[key] = new[key]
+        parts = [self._kept[key] if key in self._kept else new[key] for key in keys]
+        z, p, residual = (np.stack(column) for column in zip(*parts))
+        dtype = rows.dtype
+        return RowFeatures(
+            tf.constant(z, dtype), tf.constant(p, dtype), tf.constant(residual, dtype)
+        )

@@ -26,8 +26,14 @@ from .compile import compiler, sets_spec, specs
 from .dtc_posterior import DTCPosterior
 from .embedding import Kernel, embed, factor_data, per_set, rows_of
 from .evidence import CompiledEvidence
-from .hallucination import HallucinatedPoints, hallucinate, hallucinated_variance
-from .linalg import cholesky_rank_one_update, jittered_cholesky, pad_rows
+from .hallucination import (
+    HallucinatedPoints,
+    RowFeatures,
+    hallucinate,
+    hallucinated_variance,
+    row_features,
+)
+from .linalg import cholesky_rank_one_update, jittered_cholesky, pad_rows, solve_lower
 
 
 @check_shapes("x: [N, D]", "return[0]: [N]", "return[1]: [N]")
@@ -38,7 +44,7 @@ def marginals(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> tuple[tf
     p = posterior
     z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)  # [N, M]
     residual = tf.maximum(kernel(x, full_cov=False) - tf.reduce_sum(z**2, axis=-1), 0.0)
-    projected = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z), lower=True)  # [M, N]
+    projected = solve_lower(p.chol_v, tf.transpose(z))  # [M, N]
     var = residual / p.noise + tf.reduce_sum(projected**2, axis=0)
     return p.mean + tf.linalg.matvec(z, p.weights), var
 
@@ -225,11 +231,15 @@ class CompiledDTC(CompiledEvidence):
             partial(condition, extend=True), posterior, matrix, vector
         )
         points = HallucinatedPoints(matrix, matrix, matrix, matrix)
-        self.hallucinate = compile_(hallucinate, posterior, points, matrix)
+        features = RowFeatures(matrix, matrix, vector)
+        self.row_features = compile_(row_features, posterior, matrix)
+        self.hallucinate = compile_(hallucinate, posterior, points, matrix, features)
         self.hallucinate_exact = compile_(
-            partial(hallucinate, exact=True), posterior, points, matrix
+            partial(hallucinate, exact=True), posterior, points, matrix, features
         )
-        self.hallucinated_variance = compile_(hallucinated_variance, posterior, points, matrix)
+        self.hallucinated_variance = compile_(
+            hallucinated_variance, posterior, points, matrix, features
+        )
         self.hallucinated_variance_exact = compile_(
-            partial(hallucinated_variance, exact=True), posterior, points, matrix
+            partial(hallucinated_variance, exact=True), posterior, points, matrix, features
         )

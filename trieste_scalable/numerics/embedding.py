@@ -27,6 +27,8 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from .linalg import solve_lower
+
 Kernel = Any
 """A GPflow-style kernel: ``kernel(X, X2)`` gives [N, N2] and ``kernel(X, full_cov=False)`` [N]."""
 
@@ -64,7 +66,7 @@ def embed(
 ) -> tf.Tensor:
     """Nystrom embedding :math:`z(x) = L_S^{-1} k_S(x)` of each row of ``x``."""
     kxs = kernel(x, inducing) * mask[None, :]  # [N, M]
-    return tf.transpose(tf.linalg.triangular_solve(chol_kss, tf.transpose(kxs), lower=True))
+    return tf.transpose(solve_lower(chol_kss, tf.transpose(kxs)))
 
 
 class DataFactor(NamedTuple):

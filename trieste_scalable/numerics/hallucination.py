@@ -33,6 +33,7 @@ from check_shapes import check_shapes
 
 from .dtc_posterior import DTCPosterior
 from .embedding import Kernel, embed
+from .linalg import solve_lower
 
 
 class HallucinatedPoints(NamedTuple):
@@ -62,15 +63,29 @@ class HallucinatedPoints(NamedTuple):
         )
 
 
-def _features(
-    kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor
-) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """:math:`z(x)` [N, M], :math:`p(x)` [M, N] and the residual prior variance [N]."""
+class RowFeatures(NamedTuple):
+    """What the in-batch quantities of rows ``x`` need from the batch-start posterior, fixed
+    within a batch (so a caller may keep them for rows it asks about again).
+
+    :ivar embedding: :math:`z(x)` [N, M].
+    :ivar projections: :math:`p(x)^T = (L_V^{-1} z(x)^T)^T` [N, M].
+    :ivar residual: The residual prior variance :math:`k(x, x) - \\|z(x)\\|^2`, clamped at 0 [N].
+    """
+
+    embedding: tf.Tensor
+    projections: tf.Tensor
+    residual: tf.Tensor
+
+
+@check_shapes("x: [N, D]")
+def row_features(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> RowFeatures:
+    """The :class:`RowFeatures` of the rows of ``x``: two triangular solves against [M, M]
+    factors, the cost of every in-batch quantity (memory-bound for a few rows)."""
     p = posterior
     z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)
-    projections = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z), lower=True)
+    projections = solve_lower(p.chol_v, tf.transpose(z))
     residual = tf.maximum(kernel(x, full_cov=False) - tf.reduce_sum(z**2, axis=-1), 0.0)
-    return z, projections, residual
+    return RowFeatures(z, tf.transpose(projections), residual)
 
 
 def _covariance_with(
@@ -78,14 +93,15 @@ def _covariance_with(
     posterior: DTCPosterior,
     hallucinated: HallucinatedPoints,
     x: tf.Tensor,
-    z: tf.Tensor,
-    projections: tf.Tensor,
+    features: RowFeatures,
     exact: bool,
 ) -> tf.Tensor:
-    """:math:`c(B, x)` [t, N] (module docstring) given ``x``'s embedding and projections."""
-    covariance = tf.matmul(hallucinated.projections, projections, transpose_a=True)
+    """:math:`c(B, x)` [t, N] (module docstring) given ``x``'s features."""
+    covariance = tf.matmul(
+        hallucinated.projections, features.projections, transpose_a=True, transpose_b=True
+    )
     if exact:
-        nystrom = tf.matmul(hallucinated.embedding, z, transpose_b=True)
+        nystrom = tf.matmul(hallucinated.embedding, features.embedding, transpose_b=True)
         covariance += (kernel(hallucinated.points, x) - nystrom) / posterior.noise
     return covariance
 
@@ -96,14 +112,14 @@ def hallucinated_variance(
     posterior: DTCPosterior,
     hallucinated: HallucinatedPoints,
     x: tf.Tensor,
+    features: RowFeatures,
     exact: bool = False,
 ) -> tf.Tensor:
     r"""In-batch ridge-leverage variance :math:`\tilde\sigma^2_t` (module docstring) of the rows
-    of ``x``, clamped at 0."""
-    z, projections, residual = _features(kernel, posterior, x)
-    cross = _covariance_with(kernel, posterior, hallucinated, x, z, projections, exact)
+    of ``x`` (with their ``features``), clamped at 0."""
+    cross = _covariance_with(kernel, posterior, hallucinated, x, features, exact)
     explained = tf.linalg.triangular_solve(hallucinated.chol_gram, cross, lower=True)  # [t, N]
-    start = residual / posterior.noise + tf.reduce_sum(projections**2, axis=0)
+    start = features.residual / posterior.noise + tf.reduce_sum(features.projections**2, axis=1)
     return tf.maximum(start - tf.reduce_sum(explained**2, axis=0), 0.0)
 
 
@@ -113,12 +129,13 @@ def hallucinate(
     posterior: DTCPosterior,
     hallucinated: HallucinatedPoints,
     x: tf.Tensor,
+    features: RowFeatures,
     exact: bool = False,
 ) -> HallucinatedPoints:
     """``hallucinated`` with the rows of ``x`` appended: :math:`L_W` grows by a block row,
     :math:`[c^T, \\mathrm{chol}(I_K + C(x, x) - c^T c)]` with :math:`c = L_W^{-1} C(B, x)`."""
-    z, projections, _ = _features(kernel, posterior, x)
-    cross = _covariance_with(kernel, posterior, hallucinated, x, z, projections, exact)
+    z, projections = features.embedding, tf.transpose(features.projections)  # [K, M], [M, K]
+    cross = _covariance_with(kernel, posterior, hallucinated, x, features, exact)
     solved = tf.linalg.triangular_solve(hallucinated.chol_gram, cross, lower=True)  # [t, K]
     own = tf.matmul(projections, projections, transpose_a=True)  # [K, K]
     if exact:
