@@ -195,7 +195,11 @@ class CompiledReplicated(CompiledFunctions):
             log_marginal_likelihood, matrix, vector, vector, scalar, scalar, scalar
         )
         self.information_gain = compile_(information_gain, matrix, vector, scalar)
-        self.weights = tf.function(weights, input_signature=[matrix, vector, scalar])
+        self.weights = tf.function(
+            weights, input_signature=[matrix, vector, scalar], autograph=False
+        )
         self.downdate = tf.function(
-            partial(cholesky_rank_one_update, downdate=True), input_signature=[matrix, vector]
+            partial(cholesky_rank_one_update, downdate=True),
+            input_signature=[matrix, vector],
+            autograph=False,
         )
