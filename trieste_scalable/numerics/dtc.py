@@ -61,7 +61,7 @@ def set_covariance(kernel: Kernel, posterior: DTCPosterior, sets: tf.Tensor) -> 
     Trieste's batch acquisition functions ask of ``predict_joint`` for thousands of sets)."""
     p = posterior
     z = embed(kernel, rows_of(sets), p.inducing, p.mask, p.chol_kss)  # [SB, M]
-    projected = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z), lower=True)  # [M, SB]
+    projected = solve_lower(p.chol_v, tf.transpose(z))  # [M, SB]
     z, projected = per_set(z, sets), per_set(tf.transpose(projected), sets)  # [S, B, M]
     residual = kernel(sets) - tf.matmul(z, z, transpose_b=True)
     return residual / p.noise + tf.matmul(projected, projected, transpose_b=True)
@@ -75,8 +75,8 @@ def cross_covariance(
     p = posterior
     z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)  # [N, M]
     z2 = embed(kernel, x2, p.inducing, p.mask, p.chol_kss)  # [P, M]
-    projected = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z), lower=True)  # [M, N]
-    projected2 = tf.linalg.triangular_solve(p.chol_v, tf.transpose(z2), lower=True)  # [M, P]
+    projected = solve_lower(p.chol_v, tf.transpose(z))  # [M, N]
+    projected2 = solve_lower(p.chol_v, tf.transpose(z2))  # [M, P]
     residual = kernel(x, x2) - tf.matmul(z, z2, transpose_b=True)
     return residual / p.noise + tf.matmul(projected, projected2, transpose_a=True)
 

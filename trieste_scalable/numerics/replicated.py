@@ -33,7 +33,7 @@ from check_shapes import check_shapes
 
 from .compile import CompiledFunctions, compiler, sets_spec, specs
 from .embedding import Kernel, per_set, rows_of
-from .linalg import cholesky_rank_one_update
+from .linalg import cholesky_rank_one_update, solve_lower
 
 
 class ReplicatedPosterior(NamedTuple):
@@ -69,7 +69,7 @@ def marginals(
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """Posterior mean and latent variance at each row of ``x``."""
     kux = kernel(posterior.inputs, x)  # [q, N]
-    projected = tf.linalg.triangular_solve(posterior.chol, kux, lower=True)  # [q, N]
+    projected = solve_lower(posterior.chol, kux)  # [q, N]
     variance = kernel(x, full_cov=False) - tf.reduce_sum(projected**2, axis=0)
     mean = posterior.mean + tf.linalg.matvec(kux, posterior.alpha, transpose_a=True)
     return mean, tf.maximum(variance, 0.0)
@@ -85,7 +85,7 @@ def covariance(kernel: Kernel, posterior: ReplicatedPosterior, x: tf.Tensor) -> 
 def set_covariance(kernel: Kernel, posterior: ReplicatedPosterior, sets: tf.Tensor) -> tf.Tensor:
     """The joint posterior covariance of each set of rows, all sets solved at once."""
     kux = kernel(posterior.inputs, rows_of(sets))  # [q, SB]
-    projected = tf.linalg.triangular_solve(posterior.chol, kux, lower=True)
+    projected = solve_lower(posterior.chol, kux)
     projected = per_set(tf.transpose(projected), sets)  # [S, B, q]
     return kernel(sets) - tf.matmul(projected, projected, transpose_b=True)
 
@@ -95,7 +95,7 @@ def cross_covariance(
     kernel: Kernel, posterior: ReplicatedPosterior, x: tf.Tensor, x2: tf.Tensor
 ) -> tf.Tensor:
     """Posterior covariance between the rows of ``x`` and of ``x2``."""
-    solve = partial(tf.linalg.triangular_solve, posterior.chol, lower=True)
+    solve = partial(solve_lower, posterior.chol)
     projected = solve(kernel(posterior.inputs, x))  # [q, N]
     projected2 = solve(kernel(posterior.inputs, x2))  # [q, P]
     return kernel(x, x2) - tf.matmul(projected, projected2, transpose_a=True)
