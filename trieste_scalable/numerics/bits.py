@@ -7,7 +7,8 @@ The packed arrays are shared with TensorFlow, not copied (:func:`shared_tensor`)
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+import functools
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 import tensorflow as tf
@@ -88,8 +89,9 @@ class PackedRows:
         return dense if dtype is None else dense.astype(dtype)
 
     def gather(self, index: tf.Tensor | np.ndarray | Sequence[int]) -> tf.Tensor:
-        """The dense rows [K, width] at ``index`` [K]."""
-        return unpack_bits(tf.gather(self.bits, index), self.width, self.dtype)
+        """The dense rows [K, width] at ``index`` [K] (one compiled call: a batch rule gathers
+        a few rows after every point it selects, and as eager ops this cost 1.3 ms a call)."""
+        return _compiled_gather(self.width, self.dtype)(self.bits, tf.cast(index, tf.int64))
 
     def dense(self) -> tf.Tensor:
         """Every row, unpacked [N, width].
@@ -104,6 +106,16 @@ class PackedRows:
                 "candidates a chunk at a time) or a smaller library"
             )
         return self[:]
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_gather(width: int, dtype: tf.DType) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
+    """``(bits [N, W], index [K]) -> rows [K, width]``, traced once for every shape."""
+    return tf.function(
+        lambda bits, index: unpack_bits(tf.gather(bits, index), width, dtype),
+        input_signature=[tf.TensorSpec([None, None], tf.uint8), tf.TensorSpec([None], tf.int64)],
+        autograph=False,
+    )
 
 
 Rows = Union[tf.Tensor, PackedRows]
