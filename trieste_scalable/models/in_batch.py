@@ -10,7 +10,8 @@ So what a row needs from the batch-start posterior (its
 this object keeps it for the rows it is asked about (:class:`FeatureCache`). A lazy argmin asks
 about the same few best candidates after every selected point, and adds the one it selected:
 each of those asks cost two triangular solves against [M, M] factors, memory-bound for a few
-rows (3.9 ms for one row at M = 800 on two CPU cores, against 0.5 ms for the rest of an ask).
+rows (M = 800, two CPU cores: 3.9 ms for one row; the variances of 64 rows 7.9 ms, 3.7 ms with
+their features kept).
 """
 
 from __future__ import annotations
