@@ -19,7 +19,9 @@ C. Per size N: the synthetic store built (seconds, size on disk); then, each in 
    rows, in-process and on each number of ``--actors`` (each under every
    ``--binary-products``): seconds per batch (the first computes
    the library's sign features), split for actors into broadcast / score / merge as the driver
-   sees them, peak resident memory of the driver and of each actor, recall of the top 1 %.
+   sees them, peak resident memory of the driver and of each actor (and, for each actor, the
+   most of it not backed by a file: beyond its memory-mapped shards and spilled signs, sampled
+   after each shard), recall of the top 1 %.
 D. ``--in-memory``, for a machine with neither Ray, RDKit nor the disk for stores (the lent GPU
    machine: TensorFlow places the scoring on its GPU): per size N, the first ``--distinct`` rows
    of the synthetic library made in memory on every core (from ``--base-bits``, the shipped
@@ -96,6 +98,7 @@ print(json.dumps(dict(load=loaded, seconds=seconds, splits=splits,
         for g in tf.config.list_physical_devices("GPU")), "CPU"),
     driver_rss=peak_rss(),
     actor_rss=remote.peak_rss() if remote else [],
+    actor_anonymous=remote.peak_anonymous_rss() if remote else [],
     recall=problem.recall(np.concatenate(picked), 0.01))))
 """
 
@@ -292,8 +295,10 @@ def main() -> None:
                   f"{', '.join(f'{s:.1f}' for s in r['seconds'])} s"
                   f"{f' ({split})' if split else ''}; driver peak RSS "
                   f"{r['driver_rss'] / 1e9:.2f} GB, actors "
-                  f"{[round(a / 1e9, 2) for a in r['actor_rss']]} GB; load {r['load']:.1f} s; "
-                  f"recall top 1% {r['recall']:.3f}", flush=True)  # fmt: skip
+                  f"{[round(a / 1e9, 2) for a in r['actor_rss']]} GB (not file-backed "
+                  f"{[round(a / 1e9, 2) for a in r['actor_anonymous']]} GB); "
+                  f"load {r['load']:.1f} s; recall top 1% {r['recall']:.3f}",
+                  flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -83,6 +83,10 @@ def test_actors_pick_what_one_process_picks(
     for mine, theirs in zip(picked, expected):
         np.testing.assert_array_equal(mine, theirs)
     assert len(np.unique(np.concatenate(picked))) == 120
+    # the actors' signs are spilled to memory-mapped files: what is not file-backed is a part
+    # of each actor's peak
+    for peak, anonymous in zip(remote.peak_rss(), remote.peak_anonymous_rss()):
+        assert 0 < anonymous < peak
 
 
 @pytest.mark.parametrize(

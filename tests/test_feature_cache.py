@@ -4,6 +4,8 @@ library's features once (a fixed draw per rule) and then only reuses them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -47,16 +49,22 @@ def test_on_bits_of_packed_and_dense_rows() -> None:
 
 
 @pytest.mark.parametrize("packed", [False, True])
-def test_signs_computed_in_blocks_ordered_by_on_bits_are_each_row_s_own(packed: bool) -> None:
+@pytest.mark.parametrize("spill", [False, True])
+def test_signs_computed_in_blocks_ordered_by_on_bits_are_each_row_s_own(
+    packed: bool, spill: bool, tmp_path: Path
+) -> None:
     rng = np.random.default_rng(0)
     on = rng.integers(0, 120, size=1000)  # on-bits vary widely, empty rows included
     dense = (rng.random((1000, 256)) < on[:, None] / 256).astype(np.float64)
     features = TanimotoFeatures(Tanimoto(variance=2.0), 40)
     draws = features.draw(tf.constant([7, 8]), 256, tf.float64)
     rows = PackedRows(tf.constant(pack_rows(dense)), 256, tf.float64) if packed else dense
-    cached = SignCache(features, chunk_size=7)  # blocks of 7 x 64 rows: three, the last short
+    # blocks of 7 x 64 rows: three, the last short; the packed signs in memory, or memory-mapped
+    # from an unlinked file of their own in tmp_path (none is left there)
+    cached = SignCache(features, chunk_size=7, spill_dir=str(tmp_path) if spill else None)
     signs = cached(draws, rows if packed else tf.constant(dense), tf.float64)
     np.testing.assert_array_equal(signs.signs(40), features.signs(draws, tf.constant(dense)))
+    assert not list(tmp_path.iterdir())
 
 
 def _model_and_space(num: int) -> tuple[AdaptiveSVGP, DiscreteSearchSpace, Dataset]:

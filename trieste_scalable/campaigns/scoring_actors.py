@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -58,17 +59,29 @@ def actor_options(num_actors: int, cluster_gpus: float) -> dict[str, Any]:
 def peak_rss() -> int:
     """This process's peak resident memory in bytes: ``VmHWM`` (Linux; 0 elsewhere), which,
     unlike ``ru_maxrss``, does not carry the peak of the process that started this one."""
+    return _status_bytes("VmHWM")
+
+
+def anonymous_rss() -> int:
+    """This process's resident memory in bytes that no file backs (``RssAnon``, Linux; 0
+    elsewhere): what it holds beyond memory-mapped shards, spilled signs and loaded
+    libraries."""
+    return _status_bytes("RssAnon")
+
+
+def _status_bytes(field: str) -> int:
     try:
         status = Path("/proc/self/status").read_text().splitlines()
     except OSError:
         return 0
-    return next((int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM")), 0)
+    return next((int(line.split()[1]) * 1024 for line in status if line.startswith(field)), 0)
 
 
 class ShardScorer:
     """One actor's shards of a store, memory-mapped and shared with TensorFlow (no copy: the
-    resident pages follow the chunks scored), each shard's cached sign features, and a compiled
-    scorer run shard by shard.
+    resident pages follow the chunks scored), each shard's cached sign features (memory-mapped
+    too, from unlinked files in the node's temporary directory, with ``spill_signs``), and a
+    compiled scorer run shard by shard.
 
     :param path: The store's directory (a shared filesystem on a cluster).
     :param names: The shards this actor owns, contiguous and in store order.
@@ -76,7 +89,13 @@ class ShardScorer:
     """
 
     def __init__(
-        self, path: str, names: list[str], num_features: int, chunk_size: int, products: Any
+        self,
+        path: str,
+        names: list[str],
+        num_features: int,
+        chunk_size: int,
+        products: Any,
+        spill_signs: bool = True,
     ):
         store = LibraryStore(path)
         store.verify(names)
@@ -85,11 +104,13 @@ class ShardScorer:
         self._mean = tf.Variable(tf.constant(0.0, tf.float64))
         features = feature_map_for(self._kernel, num_features)
         self._scorer = ChunkedSampleScorer(features, self._mean_function, chunk_size, products)
+        spill_dir = tempfile.gettempdir() if spill_signs else None
+        self._anonymous = anonymous_rss()
         self._shards = [
             (
                 PackedRows(shared_tensor(shard.bits), width, tf.float64),
                 np.asarray(shard.ids),
-                SignCache(features, self._scorer.feature_chunk_size),
+                SignCache(features, self._scorer.feature_chunk_size, spill_dir),
             )
             for shard in store.shards(copy_on_write=True)
             if shard.name in set(names) and len(shard.ids)  # a shard of invalid lines: empty
@@ -98,6 +119,10 @@ class ShardScorer:
     def peak_rss(self) -> int:
         """This actor's peak resident memory in bytes (``VmHWM``, Linux; 0 elsewhere)."""
         return peak_rss()
+
+    def peak_anonymous_rss(self) -> int:
+        """The most :func:`anonymous_rss` seen after loading and after scoring each shard."""
+        return self._anonymous
 
     def _mean_function(self, x: tf.Tensor) -> tf.Tensor:
         shape = tf.concat([tf.shape(x)[:-1], [1]], axis=0)
@@ -126,6 +151,7 @@ class ShardScorer:
             values, index = self._scorer.lowest(rows, mask, tensors, sample, k, signs)
             parts.append((values.numpy(), ids[index.numpy()]))
             start += len(ids)
+            self._anonymous = max(self._anonymous, anonymous_rss())
         return merge_lowest(parts, k)
 
 
@@ -237,6 +263,11 @@ class ScoringActors:
     def peak_rss(self) -> list[int]:
         """Each actor's peak resident memory in bytes (waits until every actor is up)."""
         return list(self._get([actor.peak_rss.remote() for actor in self._actors]))
+
+    def peak_anonymous_rss(self) -> list[int]:
+        """Each actor's :meth:`ShardScorer.peak_anonymous_rss`: its memory beyond the pages of
+        its memory-mapped shards and signs."""
+        return list(self._get([actor.peak_anonymous_rss.remote() for actor in self._actors]))
 
     def _get(self, calls: list[Any]) -> list[Any]:
         try:

@@ -12,6 +12,7 @@ Pure TensorFlow.
 
 from __future__ import annotations
 
+import tempfile
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -69,12 +70,18 @@ class SignCache:
 
     :param features: A map with ``signs_only``.
     :param chunk_size: Rows per chunk while computing.
+    :param spill_dir: A directory to keep the packed signs in, memory-mapped from a file of
+        their own (unlinked at once: nothing is left behind, even after a crash), instead of in
+        memory: their pages are then the file's, written back and dropped under memory
+        pressure, so the resident memory of a process scoring a library larger than memory
+        follows the chunk being scored (a scoring actor's shards are memory-mapped the same
+        way). ``None``: in memory.
     """
 
-    def __init__(self, features: FeatureMap, chunk_size: int):
+    def __init__(self, features: FeatureMap, chunk_size: int, spill_dir: Optional[str] = None):
         if not features.signs_only:
             raise ValueError(f"{type(features).__name__} features depend on hyperparameters")
-        self.features, self.chunk_size = features, chunk_size
+        self.features, self.chunk_size, self.spill_dir = features, chunk_size, spill_dir
         self._key: Optional[tuple[Rows, int]] = None
         self._packed: Optional[PackedSigns] = None
         self._compiled = tf.function(  # no AutoGraph: no Python control flow to convert
@@ -97,7 +104,7 @@ class SignCache:
             points, width = stored_rows(candidates)
             num = int(points.shape[0])
             # written chunk by chunk into the final arrays: no second copy while building
-            bits = aligned_empty((num, -(-self.features.num_features // 8)), np.uint8)
+            bits = self._empty_bits((num, -(-self.features.num_features // 8)))
             nonzero = np.empty(num, dtype.as_numpy_dtype)
             block = self.chunk_size * _BLOCK_CHUNKS
             for first in range(0, num, block):
@@ -112,3 +119,12 @@ class SignCache:
             self._packed = PackedSigns(shared_tensor(bits), tf.constant(nonzero))
             self._key = (candidates, draw)
         return self._packed
+
+    def _empty_bits(self, shape: tuple[int, int]) -> np.ndarray:
+        """An array for the packed signs [N, F / 8], in memory or memory-mapped (see
+        ``spill_dir``), that :func:`~..numerics.bits.shared_tensor` shares with TensorFlow."""
+        if self.spill_dir is None or shape[0] == 0:
+            return aligned_empty(shape, np.uint8)
+        with tempfile.TemporaryFile(dir=self.spill_dir) as file:
+            file.truncate(shape[0] * shape[1])
+            return np.memmap(file, dtype=np.uint8, mode="r+", shape=shape)  # page-aligned
