@@ -211,15 +211,14 @@ class LazyArgmin:
             if self._fresh[best]:
                 return best, float(self._variance[best])
             stale = np.flatnonzero(~self._fresh)
+            index = stale
             if stale.size > self._block:
                 part = np.argpartition(self._scores[stale], self._block - 1)[: self._block]
                 index = stale[part]
-            else:
-                index = np.concatenate([stale, np.full(self._block - stale.size, stale[0])])
             self._variance[index] = np.maximum(self._refresh(index), 0.0)
             self._scores[index] = self._score(index)
             self._fresh[index] = True
-            self.refreshed += len(np.unique(index))
+            self.refreshed += len(index)
             self._block = self._later_block
 
 

@@ -80,8 +80,8 @@ def _status_bytes(field: str) -> int:
 class ShardScorer:
     """One actor's shards of a store, memory-mapped and shared with TensorFlow (no copy: the
     resident pages follow the chunks scored), each shard's cached sign features (memory-mapped
-    too, from unlinked files in the node's temporary directory, with ``spill_signs``), and a
-    compiled scorer run shard by shard.
+    too, from unlinked files in the node's temporary directory), and a compiled scorer run
+    shard by shard.
 
     :param path: The store's directory (a shared filesystem on a cluster).
     :param names: The shards this actor owns, contiguous and in store order.
@@ -89,13 +89,7 @@ class ShardScorer:
     """
 
     def __init__(
-        self,
-        path: str,
-        names: list[str],
-        num_features: int,
-        chunk_size: int,
-        products: Any,
-        spill_signs: bool = True,
+        self, path: str, names: list[str], num_features: int, chunk_size: int, products: Any
     ):
         store = LibraryStore(path)
         store.verify(names)
@@ -104,7 +98,7 @@ class ShardScorer:
         self._mean = tf.Variable(tf.constant(0.0, tf.float64))
         features = feature_map_for(self._kernel, num_features)
         self._scorer = ChunkedSampleScorer(features, self._mean_function, chunk_size, products)
-        spill_dir = tempfile.gettempdir() if spill_signs else None
+        spill_dir = tempfile.gettempdir()
         self._anonymous = anonymous_rss()
         self._shards = [
             (

@@ -128,10 +128,10 @@ class FeatureCache:
     def __call__(self, rows: tf.Tensor) -> RowFeatures:
         """The features of ``rows`` [N, D], in their order."""
         keys = [hashlib.blake2b(row, digest_size=_DIGEST_BYTES).digest() for row in rows.numpy()]
-        first = {key: i for i, key in reversed(list(enumerate(keys)))}
-        missing = [i for key, i in first.items() if key not in self._kept]
         if not keys:
             return self._compute(rows)
+        first = {key: i for i, key in reversed(list(enumerate(keys)))}
+        missing = [i for key, i in first.items() if key not in self._kept]
         new: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if missing:
             z, p, residual = (t.numpy() for t in self._compute(tf.gather(rows, missing)))
