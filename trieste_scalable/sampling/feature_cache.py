@@ -107,13 +107,18 @@ class SignCache:
             bits = self._empty_bits((num, -(-self.features.num_features // 8)))
             nonzero = np.empty(num, dtype.as_numpy_dtype)
             block = self.chunk_size * _BLOCK_CHUNKS
+            # one trace for every chunk size (the last chunk of a block is shorter)
+            compiled = self._compiled.get_concrete_function(
+                tf.nest.map_structure(tf.TensorSpec.from_tensor, draws),
+                tf.TensorSpec([None, width], dtype),
+            )
             for first in range(0, num, block):
                 rows = tf.slice(points, [first, 0], [min(block, num - first), -1])
                 order = np.argsort(on_bits(rows.numpy(), isinstance(candidates, PackedRows)))
                 for start in range(0, len(order), self.chunk_size):
                     index = order[start : start + self.chunk_size]
                     x = dense_rows(tf.gather(rows, index), 0, len(index), width, dtype)
-                    part = self._compiled(draws, x)
+                    part = compiled(draws, x)
                     bits[first + index] = part.bits.numpy()
                     nonzero[first + index] = part.nonzero.numpy()
             self._packed = PackedSigns(shared_tensor(bits), tf.constant(nonzero))
