@@ -3,8 +3,8 @@ scoring in one process.
 
 Run: ``.venv/bin/python benchmarks/sharded_scale.py [--sizes 1000000] [--actors 1 2]
 [--batch-size 500] [--batches 2] [--featurise 100000] [--binary-products float32 bfloat16]``
-(``--actors`` with no value: in-process only). Writes stores under
-``benchmarks/out/stores`` and ``benchmarks/results/sharded_histograms.png``.
+(``--actors`` with no value: in-process only; ``--sizes`` with none: parts A and B only).
+Writes stores under ``benchmarks/out/stores`` and ``benchmarks/results/sharded_histograms.png``.
 With ``--in-memory [--distinct 1000000] [--base-bits moses_bits.npy]``, only part D runs.
 
 A. The synthetic library (:mod:`trieste_scalable.problems.synthetic_library`) against the
@@ -12,7 +12,8 @@ A. The synthetic library (:mod:`trieste_scalable.problems.synthetic_library`) ag
    20,000 random pairs (quantiles printed, both histograms plotted).
 B. ``trieste-scalable featurise`` of ``--featurise`` real SMILES on a local Ray cluster: wall
    time, molecules per second and the share of the machine's CPU time busy during it
-   (``/proc/stat``).
+   (``/proc/stat``): over the whole command (Ray's start included) and from the first shard
+   written to the last (the next shard is fingerprinted while one is written).
 C. Per size N: the synthetic store built (seconds, size on disk); then, each in a fresh process,
    batch Thompson sampling (the command line's ``ts``: Tanimoto kernel, 1,000 inducing points,
    fixed hyperparameters) for ``--batches`` batches of ``--batch-size`` after as many random
@@ -161,16 +162,27 @@ def featurise(count: int) -> None:
     library.write_text("\n".join(load_smiles("moses-100k")[:count]) + "\n")
     store = OUT / "stores" / f"featurised_{count}"
     subprocess.run(["rm", "-rf", str(store)], check=True)
+    command = [sys.executable, "-m", "trieste_scalable", "featurise", str(library), "--out",
+               str(store), "--shard-size", str(max(count // 4, 1))]  # fmt: skip
+    env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(OUT))
     busy0, total0 = busy_cpu()
     start = time.perf_counter()
-    command = [sys.executable, "-m", "trieste_scalable", "featurise", str(library), "--out",
-               str(store), "--shard-size", str(max(count // 4, 1)), "--quiet"]  # fmt: skip
-    subprocess.run(command, check=True, env=dict(os.environ, TRIESTE_SCALABLE_CACHE=str(OUT)))
+    shards = []  # (CPU counters, time) as each shard's line comes
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as run:
+        assert run.stdout is not None
+        for line in run.stdout:
+            if line.startswith("shard-"):
+                shards.append((busy_cpu(), time.perf_counter()))
+    if run.returncode:
+        raise RuntimeError(f"featurise exited with {run.returncode}")
     wall = time.perf_counter() - start
     busy1, total1 = busy_cpu()
     busy = (busy1 - busy0) / (total1 - total0)
+    (b0, t0), t_0 = shards[0]
+    (b1, t1), t_1 = shards[-1]
     print(f"B featurise {count} SMILES on local Ray: {wall:.1f} s ({count / wall:.0f}/s with "
-          f"Ray's start), CPU busy {busy:.1%}", flush=True)  # fmt: skip
+          f"Ray's start), CPU busy {busy:.1%}; from the first shard written to the last "
+          f"({t_1 - t_0:.1f} s) {(b1 - b0) / (t1 - t0):.1%}", flush=True)  # fmt: skip
 
 
 def synthetic_store(size: int) -> Path:
@@ -250,7 +262,7 @@ def memory_library(size: int, distinct: int, base_bits: str | None) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1_000_000])
     parser.add_argument("--actors", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--batch-size", type=int, default=500)
     parser.add_argument("--batches", type=int, default=2)

@@ -1,7 +1,7 @@
 """The core runs without the optional extras (RDKit: ``[molecules]``, matplotlib: ``[plots]``,
 Ray: ``[distributed]``): a fresh interpreter in which importing any of them fails runs a BBKB
 loop and the ``optimize`` command (no summary.png, and says why), and ``screen`` fails with
-exit 1 naming the extra."""
+exit 1 naming the extra. The command line parses, and builds library stores, without TensorFlow."""
 
 import subprocess
 import sys
@@ -55,3 +55,37 @@ def test_core_runs_without_rdkit_and_matplotlib(tmp_path: Path) -> None:
     assert "screening needs RDKit: pip install 'trieste-scalable[molecules]'" in done.stderr
     assert (tmp_path / "opt" / "evaluations.csv").is_file()
     assert not (tmp_path / "opt" / "summary.png").exists()
+
+
+LIGHT_SCRIPT = r"""
+import sys
+from trieste_scalable.arguments import fill_in_batch_size, validate
+from trieste_scalable.cli import parser
+from trieste_scalable.problems.store_build import build_store
+
+for argv in (["screen", "--budget", "5"], ["optimize", "--problem", "grid3"]):
+    args = parser().parse_args(argv)
+    fill_in_batch_size(args)
+    validate(args)
+source, out = sys.argv[1], sys.argv[2]
+store = build_store([source], out, shard_size=2)
+assert store.num_rows == 3, store.num_rows
+loaded = sorted({"tensorflow", "trieste", "gpflow"} & set(sys.modules))
+assert not loaded, loaded
+print("no TensorFlow")
+"""
+
+
+def test_parsing_and_building_a_store_load_no_tensorflow(tmp_path: Path) -> None:
+    """The command line checks its arguments, and ``featurise`` builds a store, without loading
+    TensorFlow (7 s of a 15 s ``featurise`` of 100,000 molecules, when it did)."""
+    source = tmp_path / "library.smi"
+    source.write_text("CCO\nc1ccccc1\nCC(=O)O\n")
+    done = subprocess.run(
+        [sys.executable, "-c", LIGHT_SCRIPT, str(source), str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "no TensorFlow" in done.stdout

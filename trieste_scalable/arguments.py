@@ -13,7 +13,7 @@ MIN_NOISE_VARIANCE = 1e-12  # models.base.NOISE_FLOOR (not imported: parsing loa
 
 
 def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch: int) -> None:
-    from .campaigns.algorithms import ALGORITHMS
+    from .campaigns import ALGORITHMS
 
     parser.add_argument("--algorithm", default=algorithm, choices=ALGORITHMS)
     parser.add_argument(

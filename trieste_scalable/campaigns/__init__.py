@@ -5,3 +5,7 @@
 algorithms the command line names (:mod:`.algorithms`), output directories and resume
 (:mod:`.session`, :mod:`.campaign_directory`, :mod:`.logdir`), the records
 (:mod:`.records`), what a person watches (:mod:`.monitor`) and the report (:mod:`.report`)."""
+
+ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
+"""The algorithms :func:`.algorithms.build` makes (here, so that the command line parses its
+arguments without loading TensorFlow)."""

@@ -31,8 +31,7 @@ from ..acquisition.rule_state import check_state, saved_state
 from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from ..numerics.bits import take_rows
 from ..sampling.scoring import RemoteSampleScoring
-
-ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
+from . import ALGORITHMS
 
 
 @saved_state

@@ -13,8 +13,9 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 import tensorflow as tf
 
+from .rows import ALIGNMENT, aligned_empty
+
 DENSE_LIMIT_BYTES = 2**30
-_ALIGNMENT = 64  # bytes: Eigen's largest (AVX-512) alignment, which TensorFlow's CPU kernels use
 _BITS_OF_BYTE = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1)  # [256, 8]
 
 
@@ -161,7 +162,7 @@ def shared_tensor(array: np.ndarray) -> tf.Tensor:
     ``tf.constant`` and ``tf.convert_to_tensor`` always copy a NumPy array (and measured with
     TensorFlow 2.16 hold about twice its size while doing so); for a library of millions of
     packed fingerprints one copy is hundreds of megabytes. TensorFlow's kernels assume
-    ``_ALIGNMENT``-byte aligned buffers (a misaligned shared buffer aborts the process), so only
+    ``ALIGNMENT``-byte aligned buffers (a misaligned shared buffer aborts the process), so only
     aligned, writable, C-contiguous arrays are shared. With a GPU the tensor is copied to it
     once instead (host memory then holds only the NumPy array), so compiled scoring does not
     copy the library to the device at every call.
@@ -173,14 +174,14 @@ def shared_tensor(array: np.ndarray) -> tf.Tensor:
 
 def shareable(array: np.ndarray) -> bool:
     """Whether :func:`shared_tensor` can share ``array``'s memory: C-contiguous, writable and
-    aligned to ``_ALIGNMENT`` bytes."""
+    aligned to ``ALIGNMENT`` bytes."""
     flags = array.flags
-    return bool(flags.c_contiguous and flags.writeable and array.ctypes.data % _ALIGNMENT == 0)
+    return bool(flags.c_contiguous and flags.writeable and array.ctypes.data % ALIGNMENT == 0)
 
 
 def aligned_rows(rows: np.ndarray, index: Optional[np.ndarray] = None) -> np.ndarray:
     """A copy of ``rows[index]`` (all of ``rows`` by default) that :func:`shared_tensor` can
-    share with TensorFlow: C-contiguous and aligned to ``_ALIGNMENT`` bytes."""
+    share with TensorFlow: C-contiguous and aligned to ``ALIGNMENT`` bytes."""
     shape = (len(rows) if index is None else len(index),) + tuple(rows.shape[1:])
     out = aligned_empty(shape, rows.dtype)
     if index is None:
@@ -188,12 +189,3 @@ def aligned_rows(rows: np.ndarray, index: Optional[np.ndarray] = None) -> np.nda
     else:
         np.take(rows, index, axis=0, out=out)
     return out
-
-
-def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
-    """An uninitialised C-contiguous array aligned to ``_ALIGNMENT`` bytes (see
-    :func:`shared_tensor`)."""
-    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    buffer = np.empty(size + _ALIGNMENT, dtype=np.uint8)
-    offset = -buffer.ctypes.data % _ALIGNMENT
-    return buffer[offset : offset + size].view(dtype).reshape(shape)

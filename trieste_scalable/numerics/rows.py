@@ -1,8 +1,11 @@
-"""Vectorised row lookups (NumPy): which rows of one array appear in another, and where."""
+"""Rows in NumPy: which rows of one array appear in another, and where (vectorised), and arrays
+TensorFlow can share without a copy. No TensorFlow here: building a library store loads none."""
 
 from __future__ import annotations
 
 import numpy as np
+
+ALIGNMENT = 64  # bytes: Eigen's largest (AVX-512) alignment, which TensorFlow's CPU kernels use
 
 
 def row_keys(points: np.ndarray) -> np.ndarray:
@@ -74,3 +77,12 @@ class RowIndex:
         mask = np.zeros(len(self._keys), dtype=bool)
         mask[self._order[ranks]] = True
         return mask
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
+    """An uninitialised C-contiguous array aligned to ``ALIGNMENT`` bytes (see
+    :func:`~.bits.shared_tensor`)."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    buffer = np.empty(size + ALIGNMENT, dtype=np.uint8)
+    offset = -buffer.ctypes.data % ALIGNMENT
+    return buffer[offset : offset + size].view(dtype).reshape(shape)

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..numerics.bits import aligned_empty
+from ..numerics.rows import aligned_empty
 from .molecules import file_hash, replace_atomically
 
 FORMAT_VERSION = 1

@@ -203,6 +203,3 @@ def get_problem(name: str, num_points: Optional[int] = None, seed: int = 0) -> D
     if name == "shekel4":
         return _trieste_problem(name, Shekel4.objective, 4, num_points or 10_000, 0.1**0.5, seed)
     raise ValueError(f"unknown problem {name!r}: choose from rkhs8, rkhs3, hartmann6, shekel4")
-
-
-PROBLEMS = ("rkhs8", "rkhs3", "grid3", "hartmann6", "shekel4")

@@ -21,13 +21,13 @@ import tensorflow as tf
 from ..numerics.bits import (
     PackedRows,
     Rows,
-    aligned_empty,
     dense_rows,
     on_bits,
     shared_tensor,
     stored_rows,
     unpack_bits,
 )
+from ..numerics.rows import aligned_empty
 from .features import Draws, FeatureMap
 
 _BIT_VALUES = tf.constant([128, 64, 32, 16, 8, 4, 2, 1], tf.int32)
