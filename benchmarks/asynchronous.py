@@ -34,7 +34,9 @@ the same 20 random points and submits for ``--seconds`` (what is in flight then 
 Prints, per run: evaluations finished within the time and per second, worker utilisation within
 the submission window (the evaluations' busy time inside it over workers x window: the drain
 after it, when no new work may start, is not counted; in brackets the same from the first
-submission on, i.e. without the model's set-up and first acquisition, and when that came),
+submission on, i.e. without the model's set-up and first acquisition, and when that came, and
+the share of that time workers had nothing in flight: the rule proposed too slowly; the rest
+of the loss is Ray's dispatch and the driver's reaction to each result),
 the best value and mean true regret (``rkhs``) or recall of the top 1 % (``screening``) over all
 evaluations within the time; then, per rule, the async/sync ratio of evaluations and the same
 quality measure over the *first n* evaluations of each (n = the smaller count, in finishing
@@ -182,6 +184,20 @@ def windowed_utilisation(evaluations, workers, start, end):  # type: ignore[no-u
     return busy / (workers * (end - start))
 
 
+def free_share(evaluations, workers, start, end):  # type: ignore[no-untyped-def]
+    """Share of workers x [start, end] with no evaluation in flight (nothing proposed in time)."""
+    events = sorted(
+        [(e.submitted, 1) for e in evaluations] + [(e.finished, -1) for e in evaluations]
+    )
+    last, in_flight, free = start, 0, 0.0
+    for moment, change in events:
+        moment = min(max(moment, start), end)
+        free += (workers - in_flight) * (moment - last)
+        last, in_flight = moment, in_flight + change
+    free += (workers - in_flight) * (end - last)
+    return free / (workers * (end - start))
+
+
 def run_problem(name, args):  # type: ignore[no-untyped-def]
     if name == "rkhs":
         problem, runs = rkhs_problem(num_points=3000, dim=3, noise_std=0.1, seed=0), rkhs_runs
@@ -226,10 +242,12 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
             busy = windowed_utilisation(result.evaluations, workers, start, end)
             first = min(e.submitted for e in result.evaluations)  # after the first acquisition
             steady = windowed_utilisation(result.evaluations, workers, first, end)
+            free = free_share(result.evaluations, workers, first, end)
             print(
                 f"{workers:3d} workers  {label:>16}: {len(within):4d} evaluations in "
                 f"{args.seconds:g} s ({len(within) / args.seconds:5.2f}/s), utilisation "
-                f"{busy:5.1%} ({steady:5.1%} after {first - start:4.1f} s), "
+                f"{busy:5.1%} ({steady:5.1%} after {first - start:4.1f} s; idle for want of a "
+                f"proposal {free:4.1%}), "
                 f"{quality(problem, ids)}, failures {len(result.failures)}",
                 flush=True,
             )

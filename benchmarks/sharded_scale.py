@@ -275,6 +275,9 @@ def main() -> None:
         "bfloat16, float32: TRIESTE_SCALABLE_BINARY_PRODUCTS)",
     )
     parser.add_argument("--in-memory", action="store_true", help="part D only (docstring)")
+    parser.add_argument(
+        "--no-in-process", action="store_true", help="part C on the actors only (not in-process)"
+    )
     parser.add_argument("--distinct", type=int, default=1_000_000)
     parser.add_argument("--base-bits", default=None, help="the base fingerprints, numpy.save'd")
     args = parser.parse_args()
@@ -288,7 +291,8 @@ def main() -> None:
             os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")  # two processes share it
             path, actor_counts = memory_library(size, args.distinct, args.base_bits), [0]
         else:
-            path, actor_counts = synthetic_store(size), [0, *args.actors]
+            path = synthetic_store(size)
+            actor_counts = [*([] if args.no_in_process else [0]), *args.actors]
         for products, actors in itertools.product(args.binary_products, actor_counts):
             flags = ["-S"] if sys.flags.no_site else []  # part D on the GPU machine's site
             command = [sys.executable, *flags, "-c", CHILD, str(path), str(actors),
