@@ -70,7 +70,7 @@ def test_a_store_holds_the_unique_fingerprints_in_order_whatever_its_shards(
     assert store.num_rows == len(kept) < len(library) - len(invalid)
     assert len(store.manifest["shards"]) == -(-len(library) // shard_size)
     np.testing.assert_array_equal(store.packed(), rows)
-    assert store.smiles() == kept
+    assert list(store.labels()) == kept
     ids = np.concatenate([shard.ids for shard in store.shards()])
     np.testing.assert_array_equal(ids, np.arange(len(kept)))
     listed = [
@@ -87,7 +87,7 @@ def test_sources_are_read_in_order_smi_and_csv(tmp_path: Path, library: list[str
     second = tmp_path / "b.csv"
     second.write_text("id,SMILES\n" + "".join(f"{i},{s}\n" for i, s in enumerate(library[30:])))
     store = build_store([first, second], tmp_path / "store", shard_size=20)
-    assert store.smiles() == _expected(library)[0]
+    assert list(store.labels()) == _expected(library)[0]
 
 
 class _Killed(Exception):

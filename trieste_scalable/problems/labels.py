@@ -8,12 +8,12 @@ array instead (characters + 8 bytes each) and decodes a label when it is read.
 
 from __future__ import annotations
 
-from typing import Iterator, Optional, Sequence
+from typing import Iterable, Iterator, Optional, Sequence, overload
 
 import numpy as np
 
 
-class Labels:
+class Labels(Sequence[str]):
     """Read-only strings ``strings[index]`` (every string by default), in order.
 
     :param strings: The strings.
@@ -22,15 +22,46 @@ class Labels:
 
     def __init__(self, strings: Sequence[str], index: Optional[np.ndarray] = None):
         chosen = range(len(strings)) if index is None else index
-        encoded = [strings[int(i)].encode() for i in chosen]
-        self._offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) for e in encoded], out=self._offsets[1:])
-        self._buffer = b"".join(encoded)
+        self._buffer = bytearray()
+        self._offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
+        self._extend([strings[int(i)] for i in chosen], 0)
+
+    @classmethod
+    def from_parts(cls, parts: Iterable[Sequence[str]], total: int) -> Labels:
+        """The strings of ``parts`` in order, ``total`` of them, one part in memory at a time as
+        Python strings (e.g. a library store's shards: 10^7 SMILES as a list of ``str`` take
+        about 1 GB)."""
+        labels = cls([])
+        labels._offsets = np.zeros(total + 1, dtype=np.int64)
+        done = 0
+        for part in parts:
+            labels._extend(part, done)
+            done += len(part)
+        if done != total:
+            raise ValueError(f"expected {total} labels, got {done}")
+        return labels
+
+    def _extend(self, strings: Sequence[str], first: int) -> None:
+        encoded = [string.encode() for string in strings]
+        ends = np.cumsum([len(e) for e in encoded], dtype=np.int64)
+        self._offsets[first + 1 : first + 1 + len(encoded)] = self._offsets[first] + ends
+        self._buffer += b"".join(encoded)
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    def __getitem__(self, index: int | np.integer) -> str:
+    @overload
+    def __getitem__(self, index: int | np.integer) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | np.integer | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self._get(i) for i in range(*index.indices(len(self)))]
+        return self._get(index)
+
+    def _get(self, index: int | np.integer) -> str:
         i = int(index)
         if not -len(self) <= i < len(self):
             raise IndexError(f"label {i} of {len(self)}")
@@ -38,7 +69,7 @@ class Labels:
         return self._buffer[self._offsets[i] : self._offsets[i + 1]].decode()
 
     def __iter__(self) -> Iterator[str]:
-        return (self[i] for i in range(len(self)))
+        return (self._get(i) for i in range(len(self)))
 
     @property
     def nbytes(self) -> int:

@@ -173,8 +173,8 @@ def _store_problem(
     progress: bool,
 ) -> ScreeningProblem:
     """The problem over a library store: its rows in memory, as for a SMILES file (copied once
-    from the shards), its SMILES as labels, a built-in objective's values computed once per
-    store and cached."""
+    from the shards), its SMILES as labels (read a shard at a time), a built-in objective's
+    values computed once per store and cached."""
     settings = store.fingerprint
     if settings["kind"] != fingerprint:
         raise ValueError(
@@ -182,22 +182,22 @@ def _store_problem(
             f"{settings['radius']}), not {fingerprint}: pass --fingerprint {settings['kind']}"
         )
     store.verify()
-    smiles = store.smiles()
-    scores = np.full(len(smiles), np.nan)
+    labels = store.labels()
+    scores = np.full(len(labels), np.nan)
     if objective is not None:
         name = objective
         scores = cached(
             f"objective-{objective}",
             f"store|{store.content_hash}",
-            lambda: score_library(smiles, name, progress=progress),
-            lambda value: value.shape == (len(smiles),) and bool(np.all(np.isfinite(value))),
+            lambda: score_library(labels, name, progress=progress),
+            lambda value: value.shape == (len(labels),) and bool(np.all(np.isfinite(value))),
         )
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {store.path.name}",
         points=PackedRows(shared_tensor(store.packed()), settings["width"], tf.float64),
         values=-scores,
         noise_std=noise_std,
-        labels=Labels(smiles),
+        labels=labels,
         num_molecules=store.num_rows,
     )
 

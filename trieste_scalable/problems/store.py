@@ -32,6 +32,7 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from ..numerics.rows import aligned_empty
+from .labels import Labels
 from .molecules import file_hash, replace_atomically
 
 FORMAT_VERSION = 1
@@ -123,8 +124,9 @@ class LibraryStore:
             start += len(shard.bits)
         return packed
 
-    def smiles(self) -> list[str]:
-        return [s for shard in self.shards() for s in shard.smiles()]
+    def labels(self) -> Labels:
+        """Every shard's SMILES, in row order, read one shard at a time."""
+        return Labels.from_parts((shard.smiles() for shard in self.shards()), self.num_rows)
 
 
 def is_store(path: Path | str) -> bool:
