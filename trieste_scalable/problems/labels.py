@@ -12,6 +12,9 @@ from typing import Iterable, Iterator, Optional, Sequence, overload
 
 import numpy as np
 
+_PART = 2**16
+"""Labels encoded at a time: the Python objects of a part are the only transient memory."""
+
 
 class Labels(Sequence[str]):
     """Read-only strings ``strings[index]`` (every string by default), in order.
@@ -24,7 +27,8 @@ class Labels(Sequence[str]):
         chosen = range(len(strings)) if index is None else index
         self._buffer = bytearray()
         self._offsets = np.zeros(len(chosen) + 1, dtype=np.int64)
-        self._extend([strings[int(i)] for i in chosen], 0)
+        for first in range(0, len(chosen), _PART):
+            self._extend([strings[int(i)] for i in chosen[first : first + _PART]], first)
 
     @classmethod
     def from_parts(cls, parts: Iterable[Sequence[str]], total: int) -> Labels:
@@ -42,10 +46,13 @@ class Labels(Sequence[str]):
         return labels
 
     def _extend(self, strings: Sequence[str], first: int) -> None:
-        encoded = [string.encode() for string in strings]
-        ends = np.cumsum([len(e) for e in encoded], dtype=np.int64)
-        self._offsets[first + 1 : first + 1 + len(encoded)] = self._offsets[first] + ends
-        self._buffer += b"".join(encoded)
+        """Append ``strings``, the labels from number ``first`` on, :data:`_PART` at a time."""
+        for start in range(0, len(strings), _PART):
+            encoded = [string.encode() for string in strings[start : start + _PART]]
+            ends = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
+            at = first + start
+            self._offsets[at + 1 : at + 1 + len(encoded)] = self._offsets[at] + ends
+            self._buffer += b"".join(encoded)
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
