@@ -17,7 +17,7 @@ __all__ = ["PROBLEMS", "DiscreteProblem", "get_problem", "grid_problem", "rkhs_p
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__[1:]:
+    if name in __all__:  # PROBLEMS is defined here, so never looked up through this
         from . import synthetic
 
         return getattr(synthetic, name)
