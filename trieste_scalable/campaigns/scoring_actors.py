@@ -99,7 +99,6 @@ class ShardScorer:
         features = feature_map_for(self._kernel, num_features)
         self._scorer = ChunkedSampleScorer(features, self._mean_function, chunk_size, products)
         spill_dir = tempfile.gettempdir()
-        self._anonymous = anonymous_rss()
         self._shards = [
             (
                 PackedRows(shared_tensor(shard.bits), width, tf.float64),
@@ -109,6 +108,7 @@ class ShardScorer:
             for shard in store.shards(copy_on_write=True)
             if shard.name in set(names) and len(shard.ids)  # a shard of invalid lines: empty
         ]
+        self._anonymous = anonymous_rss()  # after loading, as documented
 
     def peak_rss(self) -> int:
         """This actor's peak resident memory in bytes (``VmHWM``, Linux; 0 elsewhere)."""
