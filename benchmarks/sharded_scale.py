@@ -63,14 +63,15 @@ path, actors, batch, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), 
 start = time.perf_counter()
 if path.endswith(".npz"):  # part D: packed rows and oracle values made in memory
     library = np.load(path)
-    packed, values = library["packed"], library["values"]
+    packed, values, hashes = library["packed"], library["values"], None
 else:
     store = LibraryStore(path)
     packed = store.packed()
     values = np.load(f"{path}/oracle.npy")
+    hashes = store.row_hashes()
 problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(packed), 1024,
     tf.float64), values=-values, noise_std=0.0, labels=Labels([""] * len(values)),
-    num_molecules=len(values))
+    num_molecules=len(values), row_hashes=hashes)
 remote = None
 if actors:
     from trieste_scalable.campaigns.scoring_actors import ScoringActors
@@ -83,6 +84,8 @@ model, rule = build("ts", data, kernel=Tanimoto(variance=scale, binary_inputs=Tr
     max_batch_size=batch, fit_hyperparameters=False, seed=0, screening=True, selector="random",
     remote_scoring=remote)
 ask_tell = AskTellOptimizer(problem.search_space, data, model, rule)
+from trieste_scalable.campaigns.scoring_actors import anonymous_rss, peak_rss
+anonymous = anonymous_rss()  # sampled after loading and after each batch
 seconds, splits, picked = [], [], [problem.indices(data.query_points)]
 for _ in range(batches):
     before = dict(remote.seconds) if remote else {}
@@ -93,11 +96,11 @@ for _ in range(batches):
     ids = problem.indices(x)
     picked.append(ids)
     ask_tell.tell(Dataset(x, tf.constant(problem.values[ids][:, None])))
-from trieste_scalable.campaigns.scoring_actors import peak_rss
+    anonymous = max(anonymous, anonymous_rss())
 print(json.dumps(dict(load=loaded, seconds=seconds, splits=splits,
     device=next((tf.config.experimental.get_device_details(g).get("device_name", "GPU")
         for g in tf.config.list_physical_devices("GPU")), "CPU"),
-    driver_rss=peak_rss(),
+    driver_rss=peak_rss(), driver_anonymous=anonymous,
     actor_rss=remote.peak_rss() if remote else [],
     actor_anonymous=remote.peak_anonymous_rss() if remote else [],
     recall=problem.recall(np.concatenate(picked), 0.01))))
@@ -310,7 +313,8 @@ def main() -> None:
             print(f"{part} N={size} {label:>21}: batches of {args.batch_size} "
                   f"{', '.join(f'{s:.1f}' for s in r['seconds'])} s"
                   f"{f' ({split})' if split else ''}; driver peak RSS "
-                  f"{r['driver_rss'] / 1e9:.2f} GB, actors "
+                  f"{r['driver_rss'] / 1e9:.2f} GB (not file-backed "
+                  f"{r['driver_anonymous'] / 1e9:.2f} GB), actors "
                   f"{[round(a / 1e9, 2) for a in r['actor_rss']]} GB (not file-backed "
                   f"{[round(a / 1e9, 2) for a in r['actor_anonymous']]} GB); "
                   f"load {r['load']:.1f} s; recall top 1% {r['recall']:.3f}",

@@ -19,9 +19,10 @@ from trieste_scalable.campaigns.algorithms import RandomRule
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from trieste_scalable.numerics import bits as packed_bits
+from trieste_scalable.numerics import rows as rows_module
 from trieste_scalable.numerics.bits import PackedRows, aligned_rows, pack_rows
 from trieste_scalable.numerics.linalg import chunked_map
-from trieste_scalable.numerics.rows import RowIndex, first_occurrences
+from trieste_scalable.numerics.rows import RowIndex, first_occurrences, row_hashes
 from trieste_scalable.packed_space import PackedSearchSpace
 
 from .util import se_kernel
@@ -120,6 +121,55 @@ def test_row_index_finds_rows_and_marks_every_copy() -> None:
     assert not index.mask(queries[:0]).any()
     with pytest.raises(ValueError, match="not a candidate"):
         index(queries[~found][:1])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float64])
+def test_row_index_checks_every_hash_match_against_the_rows(
+    monkeypatch: pytest.MonkeyPatch, dtype: type
+) -> None:
+    """With every hash colliding, lookups still find exactly the equal rows (first copy)."""
+    monkeypatch.setattr(rows_module, "row_hashes", lambda rows: np.zeros(len(rows), np.uint64))
+    table = np.random.default_rng(4).integers(0, 2, size=(40, 3)).astype(dtype)
+    queries = np.random.default_rng(5).integers(0, 3, size=(30, 3)).astype(dtype)
+    index = RowIndex(table)
+    position, found = index.find(queries)
+    for q, p, f in zip(queries, position, found):
+        equal = np.flatnonzero(np.all(table == q, axis=1))
+        assert f == bool(equal.size) and (not f or p == equal[0])
+    expected = [bool(np.any(np.all(queries == row, axis=1))) for row in table]
+    np.testing.assert_array_equal(index.mask(queries), expected)
+
+
+class _CountingRows(np.ndarray):
+    """An array that records the rows read through indexing."""
+
+    read: list[int]
+
+    def __getitem__(self, key: Any) -> Any:
+        self.read.extend(np.atleast_1d(np.arange(len(self))[key]).tolist())
+        return np.asarray(self)[key]
+
+
+def test_a_row_index_built_from_hashes_reads_only_the_rows_it_looks_up() -> None:
+    table = np.random.default_rng(6).integers(0, 256, size=(1000, 4), dtype=np.uint8)
+    counting = table.view(_CountingRows)
+    counting.read = []
+    index = RowIndex(counting, row_hashes(table))
+    assert counting.read == []
+    assert index(table[[5, 700]]).tolist() == [5, 700]
+    assert sorted(counting.read) == [5, 700]
+    with pytest.raises(ValueError, match=r"shape \(2,\) for a table of 1000 rows"):
+        RowIndex(table, row_hashes(table[:2]))
+
+
+def test_row_hashes_differ_for_rows_differing_in_one_bit() -> None:
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 256, size=(200, 128), dtype=np.uint8)
+    flipped = rows.copy()
+    flipped[np.arange(200), rng.integers(0, 128, 200)] ^= np.uint8(1)
+    assert np.all(row_hashes(rows) != row_hashes(flipped))
+    np.testing.assert_array_equal(row_hashes(rows), row_hashes(rows.copy()))
+    np.testing.assert_array_equal(row_hashes(rows, chunk_size=7), row_hashes(rows))
 
 
 @pytest.mark.parametrize("chunk_size", [1, 7, 1000])

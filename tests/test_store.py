@@ -12,11 +12,13 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
+from trieste_scalable.numerics.bits import shareable
+from trieste_scalable.numerics.rows import row_hashes
 from trieste_scalable.problems.featurise import fingerprint_chunk
 from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
 from trieste_scalable.problems.screening import screening_problem
 from trieste_scalable.problems.store import MANIFEST, LibraryStore, StoreError
-from trieste_scalable.problems.store_build import _row_hashes, build_store
+from trieste_scalable.problems.store_build import build_store
 
 
 @pytest.fixture(autouse=True)
@@ -192,13 +194,24 @@ def test_screening_a_store_equals_screening_its_file(tmp_path: Path, library: li
         screening_problem(str(tmp_path / "store"), fingerprint="counts")
 
 
-def test_row_hashes_differ_for_rows_differing_in_one_bit() -> None:
-    rng = np.random.default_rng(0)
-    rows = rng.integers(0, 256, size=(200, 128), dtype=np.uint8)
-    flipped = rows.copy()
-    flipped[np.arange(200), rng.integers(0, 128, 200)] ^= np.uint8(1)
-    assert np.all(_row_hashes(rows) != _row_hashes(flipped))
-    np.testing.assert_array_equal(_row_hashes(rows), _row_hashes(rows.copy()))
+def test_a_stores_rows_are_one_cached_file_mapped_and_shared(
+    tmp_path: Path, library: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = build_store([_write(tmp_path / "library.smi", library)], tmp_path / "s", shard_size=7)
+    expected = np.concatenate([np.array(shard.bits) for shard in store.shards()])
+    packed = store.packed()
+    assert isinstance(packed, np.memmap) and shareable(packed)  # TensorFlow shares its pages
+    np.testing.assert_array_equal(packed, expected)
+    np.testing.assert_array_equal(store.row_hashes(), row_hashes(expected))
+    (entry,) = (tmp_path / "cache").glob("store-packed-*.npy")
+    assert entry.stat().st_size == 128 + expected.nbytes  # written once, header and rows
+    damaged = bytearray(entry.read_bytes())
+    damaged[-1] ^= 1
+    entry.write_bytes(bytes(damaged))
+    np.testing.assert_array_equal(LibraryStore(tmp_path / "s").packed(), expected)
+    assert "is damaged" in capsys.readouterr().err  # and rewritten
+    np.testing.assert_array_equal(LibraryStore(tmp_path / "s").packed(), expected)
+    assert capsys.readouterr().err == ""
 
 
 def test_featurise_refuses_bad_settings_and_missing_files(

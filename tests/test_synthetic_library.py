@@ -56,8 +56,9 @@ def test_the_oracle_is_smooth_and_the_same_in_any_chunking(base: np.ndarray) -> 
 
 
 def test_a_synthetic_store_is_built_and_resumed_like_any_other(
-    tmp_path: Path, base: np.ndarray
+    tmp_path: Path, base: np.ndarray, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))  # packed() writes there
     names = tmp_path / "synthetic.txt"
     names.write_text("".join(f"synthetic-{i}\n" for i in range(1000)))
     chunk_map = synthetic_chunk_map(base, 1024, flips=4)

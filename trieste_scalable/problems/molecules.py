@@ -23,7 +23,7 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Literal, Optional
 
 import numpy as np
 
@@ -207,10 +207,14 @@ def cached(
     key: str,
     compute: Callable[[], np.ndarray],
     valid: Callable[[np.ndarray], bool] = lambda value: True,
-    mmap: bool = False,
+    mmap: bool | Literal["c"] = False,
+    write: Optional[Callable[[Path], object]] = None,
 ) -> np.ndarray:
     """``compute()``, stored in the cache directory under ``name`` and a hash of ``key``;
-    read-only and memory-mapped from the cache file with ``mmap`` (pages are read as used).
+    read-only and memory-mapped from the cache file with ``mmap`` (pages are read as used),
+    copy-on-write with ``mmap="c"`` (a writable array; nothing is written back). ``write``, if
+    given, writes the entry's ``.npy`` file itself (e.g. an array larger than memory, a part at a
+    time) in place of saving ``compute()``, which is then called only where the cache cannot be.
 
     Each entry ``NAME-DIGEST.npy`` has a sidecar ``NAME-DIGEST.sha256`` holding the whole key's
     hash and the entry's content hash, written after it. An entry that cannot be read (empty,
@@ -219,6 +223,7 @@ def cached(
     place, a missing or foreign sidecar) is reported, recomputed and rewritten: the cache never
     pairs the wrong fingerprints with the wrong scores. Writes are atomic (temporary + rename).
     """
+    mode = ("r" if mmap is True else mmap) or None
     key_hash = hashlib.sha256(f"{CACHE_VERSION}|{key}".encode()).hexdigest()
     path = cache_dir() / f"{name}-{key_hash[:20]}.npy"
     checksum = path.with_suffix(".sha256")
@@ -226,7 +231,7 @@ def cached(
         try:
             if _read_text(checksum) != f"{key_hash} {file_hash(path)}":
                 raise ValueError("its content is not what was written under this key")
-            value = np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
+            value = np.load(path, allow_pickle=False, mmap_mode=mode)
             if valid(value):
                 return value
             problem = f"shape {value.shape} does not fit this library"
@@ -236,12 +241,15 @@ def cached(
     elif path.exists():  # a directory or other non-file in the entry's place: left alone
         print(f"cache entry {path} is not a file; computing without the cache", file=sys.stderr)
         return compute()
-    value = compute()
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_atomically(path, lambda temporary: np.save(temporary, value))
+    if write is None:
+        value = compute()
+        replace_atomically(path, lambda temporary: np.save(temporary, value))
+    else:
+        replace_atomically(path, write)
     content = f"{key_hash} {file_hash(path)}"
     replace_atomically(checksum, lambda temporary: temporary.write_text(content))
-    return np.load(path, mmap_mode="r") if mmap else value
+    return np.load(path, mmap_mode=mode) if mode or write else value
 
 
 def file_hash(path: Path) -> str:

@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..numerics.rows import aligned_empty
+from ..numerics.rows import row_hashes
 from .labels import Labels
-from .molecules import file_hash, replace_atomically
+from .molecules import cached, file_hash, replace_atomically
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -115,14 +116,48 @@ class LibraryStore:
                 )
 
     def packed(self) -> np.ndarray:
-        """Every shard's packed fingerprints in one array [N, W], in memory, copied shard by
-        shard into an array TensorFlow can share (:func:`~..numerics.bits.shared_tensor`)."""
-        width = -(-int(self.fingerprint["width"]) // 8)
-        packed, start = aligned_empty((self.num_rows, width), np.uint8), 0
-        for shard in self.shards():
-            packed[start : start + len(shard.bits)] = shard.bits
-            start += len(shard.bits)
-        return packed
+        """Every shard's packed fingerprints in one array [N, W], memory-mapped copy-on-write
+        from one file in the cache directory (:func:`~.molecules.cached`: written once per
+        store, a shard at a time, and checked against its hash when read). Its pages are read
+        as rows are used and can be dropped under memory pressure, so a process holding the
+        library holds little of it; TensorFlow shares the array
+        (:func:`~..numerics.bits.shared_tensor`) and nothing is written back. The file takes
+        as much disk as the shards' fingerprints."""
+        shape = (self.num_rows, -(-int(self.fingerprint["width"]) // 8))
+        return cached(
+            "store-packed",
+            f"store|{self.content_hash}",
+            lambda: np.concatenate([shard.bits for shard in self.shards()]),
+            lambda value: value.shape == shape and value.dtype == np.uint8,
+            mmap="c",
+            write=lambda path: self._write_packed(path, shape),
+        )
+
+    def _write_packed(self, path: Path, shape: tuple[int, int]) -> None:
+        """Write every shard's fingerprints to ``path`` as one ``.npy`` array, copying each
+        shard file's bytes after its header (no shard is held in memory)."""
+        with open(path, "wb") as out:
+            header = dict(descr="|u1", fortran_order=False, shape=shape)
+            np.lib.format.write_array_header_1_0(out, header)  # padded to 64 bytes: aligned
+            for shard in self.manifest["shards"]:
+                with open(self.path / f"{shard['name']}.bits.npy", "rb") as source:
+                    two = np.lib.format.read_magic(source) == (2, 0)
+                    read = np.lib.format.read_array_header_2_0 if two else None
+                    rows, order, dtype = (read or np.lib.format.read_array_header_1_0)(source)
+                    if rows != (int(shard["rows"]), shape[1]) or order or dtype != np.uint8:
+                        raise StoreError(f"{self.path}: shard {shard['name']} holds {rows} rows")
+                    shutil.copyfileobj(source, out, 2**24)
+
+    def row_hashes(self) -> np.ndarray:
+        """Every row's :func:`~..numerics.rows.row_hashes` [N] (uint64; cached), computed a
+        shard at a time from the shards' own memory maps, so that an index of the library
+        (:class:`~..numerics.rows.RowIndex`) reads none of :meth:`packed`'s pages."""
+        return cached(
+            "store-row-hashes",
+            f"store|{self.content_hash}",
+            lambda: np.concatenate([row_hashes(shard.bits) for shard in self.shards()]),
+            lambda value: value.shape == (self.num_rows,) and value.dtype == np.uint64,
+        )
 
     def labels(self) -> Labels:
         """Every shard's SMILES, in row order, read one shard at a time."""

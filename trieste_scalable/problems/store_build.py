@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..numerics.rows import first_occurrences
+from ..numerics.rows import first_occurrences, row_hashes
 from .featurise import CHUNK_SIZE, fingerprint_chunk
 from .molecules import fingerprint_width, read_smiles, replace_atomically
 from .store import (
@@ -193,7 +193,7 @@ class _SeenRows:
     def new_rows(self, packed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Which rows of ``packed`` [n, W] are new (first occurrences, not stored before) [n],
         and every row's hash [n]."""
-        hashes = _row_hashes(packed)
+        hashes = row_hashes(packed)
         new = np.zeros(len(packed), dtype=bool)
         new[first_occurrences(packed)] = True  # within the shard: exact
         position = np.searchsorted(self._hashes, hashes)
@@ -205,7 +205,7 @@ class _SeenRows:
 
     def record(self, rows: np.ndarray, hashes: Optional[np.ndarray] = None) -> None:
         """Add a written shard's rows [n, W] (memory-mapped), with their hashes if known."""
-        hashes = _row_hashes(rows) if hashes is None else hashes
+        hashes = row_hashes(rows) if hashes is None else hashes
         ids = self.next_id + np.arange(len(rows), dtype=np.int64)
         order = np.argsort(np.concatenate([self._hashes, hashes]), kind="stable")
         self._hashes = np.concatenate([self._hashes, hashes])[order]
@@ -219,19 +219,6 @@ class _SeenRows:
                 return table[global_id]
             global_id -= len(table)
         raise IndexError(global_id)
-
-
-def _row_hashes(rows: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each row's bytes [n] (vectorised: multiply-xorshift over 8-byte words)."""
-    data = np.ascontiguousarray(rows)
-    pad = -data.shape[1] % 8
-    words = np.pad(data, [(0, 0), (0, pad)]).view(np.uint64)  # [n, ceil(W / 8)]
-    h = np.full(len(data), 0x9E3779B97F4A7C15, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(words.shape[1]):
-            h = (h ^ words[:, j]) * np.uint64(0xBF58476D1CE4E5B9)
-            h ^= h >> np.uint64(31)
-    return h
 
 
 def _remove_unlisted(out: Path, listed: set[str]) -> None:
