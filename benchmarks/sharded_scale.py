@@ -63,15 +63,15 @@ path, actors, batch, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), 
 start = time.perf_counter()
 if path.endswith(".npz"):  # part D: packed rows and oracle values made in memory
     library = np.load(path)
-    packed, values, hashes = library["packed"], library["values"], None
+    packed, values, keys = library["packed"], library["values"], None
 else:
     store = LibraryStore(path)
     packed = store.packed()
     values = np.load(f"{path}/oracle.npy")
-    hashes = store.row_hashes()
+    keys = store.index_keys()
 problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(packed), 1024,
     tf.float64), values=-values, noise_std=0.0, labels=Labels([""] * len(values)),
-    num_molecules=len(values), row_hashes=hashes)
+    num_molecules=len(values), index_keys=keys)
 remote = None
 if actors:
     from trieste_scalable.campaigns.scoring_actors import ScoringActors

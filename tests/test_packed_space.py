@@ -22,7 +22,12 @@ from trieste_scalable.numerics import bits as packed_bits
 from trieste_scalable.numerics import rows as rows_module
 from trieste_scalable.numerics.bits import PackedRows, aligned_rows, pack_rows
 from trieste_scalable.numerics.linalg import chunked_map
-from trieste_scalable.numerics.rows import RowIndex, first_occurrences, row_hashes
+from trieste_scalable.numerics.rows import (
+    RowIndex,
+    first_occurrences,
+    index_keys,
+    row_hashes,
+)
 from trieste_scalable.packed_space import PackedSearchSpace
 
 from .util import se_kernel
@@ -154,12 +159,12 @@ def test_a_row_index_built_from_hashes_reads_only_the_rows_it_looks_up() -> None
     table = np.random.default_rng(6).integers(0, 256, size=(1000, 4), dtype=np.uint8)
     counting = table.view(_CountingRows)
     counting.read = []
-    index = RowIndex(counting, row_hashes(table))
+    index = RowIndex(counting, index_keys(row_hashes(table)))
     assert counting.read == []
     assert index(table[[5, 700]]).tolist() == [5, 700]
     assert sorted(counting.read) == [5, 700]
-    with pytest.raises(ValueError, match=r"shape \(2,\) for a table of 1000 rows"):
-        RowIndex(table, row_hashes(table[:2]))
+    with pytest.raises(ValueError, match=r"keys uint64 \(2, 2\) for a table of 1000 rows"):
+        RowIndex(table, index_keys(row_hashes(table[:2])))
 
 
 def test_row_hashes_differ_for_rows_differing_in_one_bit() -> None:

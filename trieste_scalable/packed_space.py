@@ -42,22 +42,22 @@ class PackedSearchSpace(DiscreteSearchSpace):
         self._hold(PackedRows(shared_tensor(bits), width, dtype))
 
     @classmethod
-    def of_rows(cls, rows: PackedRows, hashes: Optional[np.ndarray] = None) -> PackedSearchSpace:
-        """The search space of ``rows``, sharing their memory; ``hashes``, the rows'
-        :func:`~.numerics.rows.row_hashes` [N] if known, spare its index reading every row
+    def of_rows(cls, rows: PackedRows, keys: Optional[np.ndarray] = None) -> PackedSearchSpace:
+        """The search space of ``rows``, sharing their memory; ``keys``, their row index's
+        :func:`~.numerics.rows.index_keys` [2, N] if known, spare the index reading every row
         (a memory-mapped library's pages are then read only where rows are used)."""
         space = cls.__new__(cls)
-        space._hold(rows, hashes)
+        space._hold(rows, keys)
         return space
 
-    def _hold(self, rows: PackedRows, hashes: Optional[np.ndarray] = None) -> None:
+    def _hold(self, rows: PackedRows, keys: Optional[np.ndarray] = None) -> None:
         if len(rows) == 0:
             raise ValueError("a search space needs at least one candidate")
         self.rows = rows
         self._bits = np.asarray(rows.bits)  # a read-only view of the same memory, for the index
         self._dimension = tf.constant(rows.width)
         self._index: Optional[RowIndex] = None
-        self._hashes = hashes
+        self._keys = keys
 
     def __repr__(self) -> str:
         return f"PackedSearchSpace({len(self.rows)} candidates, {self.rows.width} bits)"
@@ -86,7 +86,7 @@ class PackedSearchSpace(DiscreteSearchSpace):
     def index(self) -> RowIndex:
         """Finds packed rows among the candidates (built once, 16 bytes a candidate)."""
         if self._index is None:
-            self._index = RowIndex(self._bits, self._hashes)
+            self._index = RowIndex(self._bits, self._keys)
         return self._index
 
     def _contains(self, value: TensorType) -> TensorType:

@@ -50,26 +50,33 @@ def row_hashes(rows: np.ndarray, chunk_size: int = 65536) -> np.ndarray:
     return hashes
 
 
+def index_keys(hashes: np.ndarray) -> np.ndarray:
+    """A :class:`RowIndex`'s keys for rows of ``hashes`` [N]: the hashes sorted and their
+    (stable) order, as one array [2, N] of uint64, which a cache can store and map."""
+    order = np.argsort(hashes, kind="stable")  # equal rows: the first comes first
+    return np.stack([hashes[order], order.astype(np.uint64)])
+
+
 class RowIndex:
     """Finds the position of rows in a fixed table of rows.
 
-    Holds a view of the table and its rows' 64-bit hashes, sorted, with their order (16 bytes a
-    row), not a sorted copy of the rows; every match of a hash is checked against the row's
-    bytes, so a hash collision never finds the wrong row. Building it reads every row once
-    (none if ``hashes`` are given: a memory-mapped library's pages are then read only where
-    rows are looked up); lookups cost O(K log A).
+    Holds a view of the table and its rows' 64-bit hashes, sorted, with their order
+    (:func:`index_keys`, 16 bytes a row), not a sorted copy of the rows; every match of a hash
+    is checked against the row's bytes, so a hash collision never finds the wrong row. Building
+    it reads every row once, none if ``keys`` are given (e.g. memory-mapped from a cache: a
+    library's pages are then read only where rows are looked up); lookups cost O(K log A).
 
     :param table: The rows to look up in [A, ...] (a view is kept).
-    :param hashes: :func:`row_hashes` of ``table`` [A], if known.
+    :param keys: :func:`index_keys` of ``table``'s :func:`row_hashes` [2, A], if known.
     """
 
-    def __init__(self, table: np.ndarray, hashes: Optional[np.ndarray] = None):
-        hashes = row_hashes(table) if hashes is None else np.asarray(hashes, np.uint64)
-        if hashes.shape != (len(table),):
-            raise ValueError(f"hashes of shape {hashes.shape} for a table of {len(table)} rows")
+    def __init__(self, table: np.ndarray, keys: Optional[np.ndarray] = None):
+        keys = index_keys(row_hashes(table)) if keys is None else keys
+        if keys.shape != (2, len(table)) or keys.dtype != np.uint64:
+            found = f"{keys.dtype} {keys.shape}"
+            raise ValueError(f"index keys {found} for a table of {len(table)} rows")
         self._table = table
-        self._order = np.argsort(hashes, kind="stable")  # equal rows: the first comes first
-        self._sorted = hashes[self._order]
+        self._sorted, self._order = keys[0], keys[1].view(np.int64)
 
     def _matches(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """Every (query, table position) pair whose rows are equal, by query then position

@@ -34,13 +34,14 @@ class ScreeningProblem(DiscreteProblem):
 
     :ivar labels: SMILES of each candidate [A] (held compactly: :class:`.labels.Labels`).
     :ivar num_molecules: Parsed molecules in the library (before fingerprint deduplication).
-    :ivar row_hashes: The candidates' :func:`~..numerics.rows.row_hashes` [A] if known (a
-        library store's), so the row index reads no candidate's bits to be built.
+    :ivar index_keys: The candidates' row index keys (:func:`~..numerics.rows.index_keys`
+        [2, A]) if known (a library store's, memory-mapped), so the index reads no candidate's
+        bits to be built.
     """
 
     labels: Labels = field(default_factory=lambda: Labels([]))
     num_molecules: int = 0
-    row_hashes: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+    index_keys: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         assert isinstance(self.points, PackedRows)
@@ -50,7 +51,7 @@ class ScreeningProblem(DiscreteProblem):
     @cached_property
     def search_space(self) -> PackedSearchSpace:  # type: ignore[override]
         assert isinstance(self.points, PackedRows)
-        return PackedSearchSpace.of_rows(self.points, self.row_hashes)
+        return PackedSearchSpace.of_rows(self.points, self.index_keys)
 
     def indices(self, query_points: tf.Tensor | np.ndarray) -> np.ndarray:
         return self._index(pack_rows(np.asarray(query_points)))
@@ -176,7 +177,7 @@ def _store_problem(
     progress: bool,
 ) -> ScreeningProblem:
     """The problem over a library store: its rows memory-mapped from one cached file
-    (:meth:`~.store.LibraryStore.packed`) and indexed by their cached hashes, so the process
+    (:meth:`~.store.LibraryStore.packed`) and indexed by their cached, mapped hashes, so the process
     holds only the pages it reads; its SMILES as labels (read a shard at a time); a built-in
     objective's values computed once per store and cached."""
     settings = store.fingerprint
@@ -203,7 +204,7 @@ def _store_problem(
         noise_std=noise_std,
         labels=labels,
         num_molecules=store.num_rows,
-        row_hashes=store.row_hashes(),
+        index_keys=store.index_keys(),
     )
 
 

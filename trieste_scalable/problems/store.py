@@ -32,7 +32,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..numerics.rows import row_hashes
+from ..numerics.rows import index_keys, row_hashes
 from .labels import Labels
 from .molecules import cached, file_hash, replace_atomically
 
@@ -148,15 +148,17 @@ class LibraryStore:
                         raise StoreError(f"{self.path}: shard {shard['name']} holds {rows} rows")
                     shutil.copyfileobj(source, out, 2**24)
 
-    def row_hashes(self) -> np.ndarray:
-        """Every row's :func:`~..numerics.rows.row_hashes` [N] (uint64; cached), computed a
-        shard at a time from the shards' own memory maps, so that an index of the library
-        (:class:`~..numerics.rows.RowIndex`) reads none of :meth:`packed`'s pages."""
+    def index_keys(self) -> np.ndarray:
+        """The keys of an index of every row (:func:`~..numerics.rows.index_keys` [2, N]:
+        the rows' 64-bit hashes sorted, and their order), memory-mapped from the cache; the
+        hashes are computed a shard at a time from the shards' own memory maps, so that the
+        index (:class:`~..numerics.rows.RowIndex`) reads none of :meth:`packed`'s pages."""
         return cached(
-            "store-row-hashes",
+            "store-index-keys",
             f"store|{self.content_hash}",
-            lambda: np.concatenate([row_hashes(shard.bits) for shard in self.shards()]),
-            lambda value: value.shape == (self.num_rows,) and value.dtype == np.uint64,
+            lambda: index_keys(np.concatenate([row_hashes(s.bits) for s in self.shards()])),
+            lambda value: value.shape == (2, self.num_rows) and value.dtype == np.uint64,
+            mmap=True,
         )
 
     def labels(self) -> Labels:
