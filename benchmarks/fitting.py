@@ -217,7 +217,7 @@ def main() -> None:
     parser.add_argument(
         "--remedies", action="store_true", help="part B: our UCB rules with both remedies"
     )
-    parser.add_argument("--problems", nargs="*", default=[], help="part C: names containing")
+    parser.add_argument("--problems", nargs="*", default=[], help="parts B, C: names containing")
     parser.add_argument("--optimism", type=float, default=2.0, help="part C: variance_optimism")
     parser.add_argument(
         "--part-c", action="store_true", help="part C only (600 evaluations unless --budget)"
@@ -253,6 +253,8 @@ def main() -> None:
             )
     print(f"\n== B. cumulative regret / uniform random after {budget} evaluations ==")
     for problem in problems():
+        if args.problems and not any(n in problem.name for n in args.problems):
+            continue
         table: dict[str, list] = {}
         for seed in range(seeds):
             for name, (ratio, state, seconds) in part_b(

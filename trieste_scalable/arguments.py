@@ -50,8 +50,8 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
         "--variance-optimism",
         type=float,
         default=None,
-        help="with --fit, UCB rules' models raise the fitted signal variance Z Laplace standard "
-        "deviations (default 2; 0 for none; see docs/fitting.md)",
+        help="with --fit, UCB rules' models raise the fitted signal variance Z times the fit's "
+        "noise share Laplace standard deviations (default 2; 0 for none; see docs/fitting.md)",
     )
     parser.add_argument(
         "--inducing",

@@ -50,6 +50,7 @@ from trieste.models import ProbabilisticModel
 from trieste.space import DiscreteSearchSpace, SearchSpace
 from trieste.types import Tag, TensorType
 
+from ..models.fitting import noise_share
 from ..numerics.bits import take_rows
 from .candidates import candidate_rows, num_candidates
 
@@ -131,15 +132,12 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
 
 
 def noise_share_of(model: ProbabilisticModel) -> float:
-    """:math:`\\rho = \\sigma_n^2 / (\\sigma_f^2 + \\sigma_n^2)`: the share of an observation's
-    variance ``model`` calls noise (its kernel's ``variance``, its ``get_observation_noise``);
-    1 where the model exposes neither (any Trieste or GPflow model with a stationary kernel
-    does)."""
+    """:func:`~trieste_scalable.models.fitting.noise_share` of ``model``'s kernel ``variance``
+    and ``get_observation_noise``; 1 where the model exposes neither (any Trieste or GPflow
+    model with a stationary kernel does)."""
     try:
         signal = float(np.max(model.get_kernel().variance.numpy()))  # type: ignore[attr-defined]
         noise = float(model.get_observation_noise())  # type: ignore[attr-defined]
     except (AttributeError, NotImplementedError):
         return 1.0
-    if not (math.isfinite(signal) and math.isfinite(noise)) or signal + noise <= 0:
-        return 1.0
-    return min(1.0, max(0.0, noise / (signal + noise)))
+    return noise_share(signal, noise)

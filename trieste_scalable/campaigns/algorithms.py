@@ -151,8 +151,8 @@ def build(
         (:class:`~.acquisition.ExplorationShare` with this rate; default 3, 0 for none; never
         when screening, which evaluates each molecule once).
     :param variance_optimism: With ``fit_hyperparameters``, the UCB-family rules' models raise
-        the fitted signal variance this many Laplace standard deviations (default 2, 0 for
-        none; never when screening: ``docs/fitting.md``).
+        the fitted signal variance this many times the fit's noise share Laplace standard
+        deviations (default 2, 0 for none; never when screening: ``docs/fitting.md``).
     """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")

@@ -71,9 +71,9 @@ class ReplicatedGPBase(
     :param exact_fit_limit: Sparse models: up to this many unique inputs, fits maximise the exact
         log likelihood (O(n^3), a second at n = 1,000 on two cores); beyond, the SGPR bound, which
         is biased towards noise when the inducing points do not cover the data.
-    :param variance_optimism: After each fit, the signal variance is set this many standard
-        deviations of its (Laplace) posterior above the fit: for UCB rules on noisy problems
-        (``docs/fitting.md``); 0 (the default) keeps the MAP fit.
+    :param variance_optimism: After each fit, the signal variance is set this many times the
+        fit's noise share standard deviations of its (Laplace) posterior above the fit: for UCB
+        rules on noisy problems (``docs/fitting.md``); 0 (the default) keeps the MAP fit.
     """
 
     _log_name = "model"

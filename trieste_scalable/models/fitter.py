@@ -27,6 +27,7 @@ from .fitting import (
     degeneracy,
     fit_hyperparameters,
     input_scales,
+    noise_share,
 )
 
 
@@ -39,7 +40,8 @@ class HyperparameterFitter:
     :param schedule: When a refit is due (default :class:`~.fitting.FitSchedule`: every call
         during the first 100 evaluations, then at 25 % growth of the unique inputs).
     :param num_prior_samples: Draws from the priors scored as starts of each fit.
-    :param variance_optimism: After each accepted fit, the signal variance is set this many
+    :param variance_optimism: After each accepted fit, the signal variance is set
+        ``variance_optimism`` times the fit's noise share (:func:`~.fitting.noise_share`)
         standard deviations of its Laplace posterior above the fit
         (:func:`~.fitting.credible_upper_variance`); 0 keeps the fit (MAP).
     :ivar outcomes: What every fit did, in order.
@@ -129,7 +131,9 @@ class HyperparameterFitter:
             self._size_at_last_fit = data.counts.size
             if self.variance_optimism > 0 and variance is not None and variance.trainable:
                 self._fitted_variance = variance.numpy()
-                variance.assign(credible_upper_variance(loss, variance, self.variance_optimism))
+                rho = noise_share(float(np.max(self._fitted_variance)), float(noise.numpy()))
+                z = self.variance_optimism * rho
+                variance.assign(credible_upper_variance(loss, variance, z))
             if outcome.reason:  # every free run was degenerate: say the fit was bounded
                 warnings.warn(f"hyperparameter fit {outcome.reason}", stacklevel=3)
         else:

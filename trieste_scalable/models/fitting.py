@@ -22,6 +22,7 @@ every later warm-started refit keeps that lengthscale. :func:`fit_hyperparameter
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -247,6 +248,20 @@ def _bounded_refit(
     except (CholeskyError, tf.errors.InvalidArgumentError):
         return None
     return result if np.isfinite(end) and end <= start and check() is None else None
+
+
+def noise_share(signal: float, noise: float) -> float:
+    r""":math:`\rho = \sigma_n^2 / (\sigma_f^2 + \sigma_n^2)`, the share of an observation's
+    variance a fit calls noise, in [0, 1] (1 where the variances are not finite and positive).
+
+    Fits on a UCB rule's clustered data go wrong by calling the signal noise (``docs/fitting.md``):
+    that needs a noise the fit can move and a noise comparable with the signal. Where the noise is
+    known and small (Trieste's ``build_gpr`` default, a hundredth of the variance: :math:`\rho
+    \approx 0.01`) the remedies scaled by :math:`\rho` (the variance's optimism,
+    :class:`~trieste_scalable.acquisition.ExplorationShare`) all but stand aside."""
+    if not (math.isfinite(signal) and math.isfinite(noise)) or signal + noise <= 0:
+        return 1.0
+    return min(1.0, max(0.0, noise / (signal + noise)))
 
 
 def credible_upper_variance(
