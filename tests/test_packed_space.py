@@ -163,6 +163,8 @@ def test_a_row_index_built_from_hashes_reads_only_the_rows_it_looks_up() -> None
     assert counting.read == []
     assert index(table[[5, 700]]).tolist() == [5, 700]
     assert sorted(counting.read) == [5, 700]
+    with pytest.raises(ValueError, match=r"rows \(1, 8\) for a table of rows \(4,\)"):
+        index.find(np.zeros((1, 8), np.uint8))
     with pytest.raises(ValueError, match=r"keys uint64 \(2, 2\) for a table of 1000 rows"):
         RowIndex(table, index_keys(row_hashes(table[:2])))
 

@@ -81,8 +81,11 @@ class RowIndex:
     def _matches(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """Every (query, table position) pair whose rows are equal, by query then position
         [M] each, and the number of queries."""
+        rows = np.asarray(rows, dtype=self._table.dtype)
+        if rows.shape[-1:] != self._table.shape[-1:]:
+            raise ValueError(f"rows {rows.shape} for a table of rows {self._table.shape[1:]}")
         width = int(np.prod(self._table.shape[1:], dtype=np.int64))
-        rows = np.asarray(rows, dtype=self._table.dtype).reshape(-1, width)
+        rows = rows.reshape(-1, width)
         keys = row_hashes(rows)
         first = np.searchsorted(self._sorted, keys, side="left")
         counts = np.searchsorted(self._sorted, keys, side="right") - first
