@@ -141,9 +141,10 @@ class LibraryStore:
             np.lib.format.write_array_header_1_0(out, header)  # padded to 64 bytes: aligned
             for shard in self.manifest["shards"]:
                 with open(self.path / f"{shard['name']}.bits.npy", "rb") as source:
-                    two = np.lib.format.read_magic(source) == (2, 0)
-                    read = np.lib.format.read_array_header_2_0 if two else None
-                    rows, order, dtype = (read or np.lib.format.read_array_header_1_0)(source)
+                    npy = np.lib.format
+                    two = npy.read_magic(source) == (2, 0)
+                    read = npy.read_array_header_2_0 if two else npy.read_array_header_1_0
+                    rows, order, dtype = read(source)
                     if rows != (int(shard["rows"]), shape[1]) or order or dtype != np.uint8:
                         raise StoreError(f"{self.path}: shard {shard['name']} holds {rows} rows")
                     shutil.copyfileobj(source, out, 2**24)
