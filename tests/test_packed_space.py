@@ -20,7 +20,7 @@ from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from trieste_scalable.numerics import bits as packed_bits
 from trieste_scalable.numerics import rows as rows_module
-from trieste_scalable.numerics.bits import PackedRows, aligned_rows, pack_rows
+from trieste_scalable.numerics.bits import PackedRows, aligned_rows, pack_rows, slice_rows
 from trieste_scalable.numerics.linalg import chunked_map
 from trieste_scalable.numerics.rows import (
     RowIndex,
@@ -64,6 +64,18 @@ def test_packed_rows_slice_gather_and_chunk_like_the_dense_rows() -> None:
     with pytest.raises(IndexError):
         packed[len(rows)]
     np.testing.assert_array_equal(np.asarray(packed), rows)  # NumPy reads it whole
+
+
+def test_slice_rows_reads_every_byte_value_eager_and_compiled() -> None:
+    """uint8 rows are sliced through an int8 view (no GPU Slice kernel for uint8): bytes of
+    128 and above, read as negative there, come back unchanged."""
+    table = np.arange(256 * 3, dtype=np.uint8).reshape(-1, 3)  # every byte value
+    compiled = tf.function(slice_rows, autograph=False)
+    for points in (tf.constant(table), tf.constant(table.astype(np.float32))):
+        for start, size in ((0, 256), (100, 57), (255, 1)):
+            for sliced in (slice_rows(points, start, size), compiled(points, start, size)):
+                assert sliced.dtype == points.dtype
+                np.testing.assert_array_equal(sliced, table[start : start + size])
 
 
 def test_packed_search_space_behaves_as_the_dense_one() -> None:

@@ -24,6 +24,7 @@ from ..numerics.bits import (
     dense_rows,
     on_bits,
     shared_tensor,
+    slice_rows,
     stored_rows,
     unpack_bits,
 )
@@ -113,7 +114,7 @@ class SignCache:
                 tf.TensorSpec([None, width], dtype),
             )
             for first in range(0, num, block):
-                rows = tf.slice(points, [first, 0], [min(block, num - first), -1])
+                rows = slice_rows(points, first, min(block, num - first))
                 order = np.argsort(on_bits(rows.numpy(), isinstance(candidates, PackedRows)))
                 for start in range(0, len(order), self.chunk_size):
                     index = order[start : start + self.chunk_size]

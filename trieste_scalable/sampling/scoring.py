@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Protocol
 import numpy as np
 import tensorflow as tf
 
-from ..numerics.bits import Rows, dense_rows, stored_rows
+from ..numerics.bits import Rows, dense_rows, slice_rows, stored_rows
 from .feature_cache import PackedSigns
 from .features import Draws, FeatureMap
 from .pathwise import MeanFunction, PathwiseWeights, evaluate
@@ -150,7 +150,7 @@ class ChunkedSampleScorer:
                 features = self.products or dtype
                 x = dense_rows(points, start, chunk, width, features)
                 rows = PackedSigns(
-                    tf.slice(signs.bits, [start, 0], [chunk, tf.shape(signs.bits)[1]]),
+                    slice_rows(signs.bits, start, chunk),
                     tf.cast(tf.slice(signs.nonzero, [start], [chunk]), features),
                 )
                 amplitude = self.features.amplitude(features)
