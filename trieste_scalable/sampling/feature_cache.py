@@ -114,11 +114,13 @@ class SignCache:
                 tf.TensorSpec([None, width], dtype),
             )
             for first in range(0, num, block):
-                rows = slice_rows(points, first, min(block, num - first))
-                order = np.argsort(on_bits(rows.numpy(), isinstance(candidates, PackedRows)))
+                # the block on the host, reordered there: TensorFlow's uint8 gather has no
+                # GPU kernel, and on the host it would copy the whole block for every chunk
+                rows = slice_rows(points, first, min(block, num - first)).numpy()
+                order = np.argsort(on_bits(rows, isinstance(candidates, PackedRows)))
                 for start in range(0, len(order), self.chunk_size):
                     index = order[start : start + self.chunk_size]
-                    x = dense_rows(tf.gather(rows, index), 0, len(index), width, dtype)
+                    x = dense_rows(tf.constant(rows[index]), 0, len(index), width, dtype)
                     part = compiled(draws, x)
                     bits[first + index] = part.bits.numpy()
                     nonzero[first + index] = part.nonzero.numpy()
