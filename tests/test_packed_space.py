@@ -20,7 +20,13 @@ from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from trieste_scalable.numerics import bits as packed_bits
 from trieste_scalable.numerics import rows as rows_module
-from trieste_scalable.numerics.bits import PackedRows, aligned_rows, pack_rows, slice_rows
+from trieste_scalable.numerics.bits import (
+    PackedRows,
+    aligned_rows,
+    gather_rows,
+    pack_rows,
+    slice_rows,
+)
 from trieste_scalable.numerics.linalg import chunked_map
 from trieste_scalable.numerics.rows import (
     RowIndex,
@@ -76,6 +82,20 @@ def test_slice_rows_reads_every_byte_value_eager_and_compiled() -> None:
             for sliced in (slice_rows(points, start, size), compiled(points, start, size)):
                 assert sliced.dtype == points.dtype
                 np.testing.assert_array_equal(sliced, table[start : start + size])
+
+
+@pytest.mark.parametrize("num_bytes", [2, 16, 24])  # uint8 gather, and as int64 words
+def test_gather_rows_returns_the_packed_rows_at_the_indices(num_bytes: int) -> None:
+    table = np.random.default_rng(3).integers(0, 256, size=(40, num_bytes), dtype=np.uint8)
+    index = np.array([39, 0, 7, 7, 12])
+    compiled = tf.function(gather_rows, autograph=False)
+    for gathered in (gather_rows(tf.constant(table), index, num_bytes),
+                     compiled(tf.constant(table), tf.constant(index), num_bytes)):  # fmt: skip
+        assert gathered.dtype == tf.uint8
+        np.testing.assert_array_equal(gathered, table[index])
+    rows = PackedRows(tf.constant(table), 8 * num_bytes - 3, tf.float64)
+    unpacked = np.unpackbits(table[index], axis=1)[:, : 8 * num_bytes - 3]
+    np.testing.assert_array_equal(rows.gather(index), unpacked)
 
 
 def test_packed_search_space_behaves_as_the_dense_one() -> None:

@@ -125,11 +125,24 @@ class PackedRows:
 @functools.lru_cache(maxsize=None)
 def _compiled_gather(width: int, dtype: tf.DType) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
     """``(bits [N, W], index [K]) -> rows [K, width]``, traced once for every shape."""
+    num_bytes = -(-width // 8)
     return tf.function(
-        lambda bits, index: unpack_bits(tf.gather(bits, index), width, dtype),
+        lambda bits, index: unpack_bits(gather_rows(bits, index, num_bytes), width, dtype),
         input_signature=[tf.TensorSpec([None, None], tf.uint8), tf.TensorSpec([None], tf.int64)],
         autograph=False,
     )
+
+
+def gather_rows(bits: tf.Tensor, index: tf.Tensor, num_bytes: int) -> tf.Tensor:
+    """The packed rows [K, num_bytes] of ``bits`` [N, num_bytes] (uint8) at ``index`` [K].
+
+    Rows of a whole number of 8-byte words are gathered as int64 words (a reshape and a bitcast
+    share the buffer): TensorFlow registers no GPU gather for uint8, so a gather from a library
+    held on a GPU ran on the host, after copying the whole library there."""
+    if num_bytes % 8:
+        return tf.gather(bits, index)
+    words = tf.bitcast(tf.reshape(bits, [-1, num_bytes // 8, 8]), tf.int64)  # [N, W / 8]
+    return tf.reshape(tf.bitcast(tf.gather(words, index), tf.uint8), [-1, num_bytes])
 
 
 Rows = Union[tf.Tensor, PackedRows]
