@@ -64,13 +64,13 @@ start = time.perf_counter()
 if path.endswith(".npz"):  # part D: packed rows and oracle values made in memory
     library = np.load(path)
     packed, values, keys = library["packed"], library["values"], None
-else:
+    labels = Labels([""] * len(values))
+else:  # the store's rows, row index keys and labels memory-mapped from the cache
     store = LibraryStore(path)
-    packed = store.packed()
-    values = np.load(f"{path}/oracle.npy")
-    keys = store.index_keys()
+    packed, keys, labels = store.packed(), store.index_keys(), store.labels()
+    values = np.load(f"{path}/oracle.npy", mmap_mode="r")
 problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(packed), 1024,
-    tf.float64), values=-values, noise_std=0.0, labels=Labels([""] * len(values)),
+    tf.float64), values=-values, noise_std=0.0, labels=labels,
     num_molecules=len(values), index_keys=keys)
 remote = None
 if actors:

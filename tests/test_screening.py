@@ -179,19 +179,22 @@ def test_moses_full_is_read_from_the_molsets_data_files(
     assert load_smiles("moses-full") == [ASPIRIN, CELECOXIB, "CCO", "c1ccccc1"]  # not imported
 
 
-def test_labels_built_from_parts_equal_labels_built_at_once() -> None:
+def test_labels_over_mapped_bytes_equal_labels_built_at_once(tmp_path: Path) -> None:
     from trieste_scalable.problems.labels import Labels
 
     strings = ["CCO", "", "c1ccccc1", "é-ü", "N#N", "C"]
-    whole = Labels(strings)
-    parts = Labels.from_parts([strings[:2], [], strings[2:5], strings[5:]], len(strings))
-    for labels in (whole, parts):
+    encoded = [s.encode() for s in strings]
+    np.save(tmp_path / "bytes.npy", np.frombuffer(b"".join(encoded), np.uint8))
+    np.save(tmp_path / "offsets.npy", np.cumsum([0, *map(len, encoded)]).astype(np.int64))
+    buffer, offsets = (np.load(tmp_path / f"{n}.npy", mmap_mode="r") for n in ("bytes", "offsets"))
+    whole, mapped = Labels(strings), Labels.mapped(buffer, offsets)
+    for labels in (whole, mapped):
         assert list(labels) == strings and len(labels) == 6
         assert labels[1:4] == strings[1:4] and labels[::-2] == strings[::-2]
         assert labels[-3] == "é-ü" and "N#N" in labels and labels.index("C") == 5
-        assert labels.nbytes == sum(len(s.encode()) for s in strings) + 7 * 8
+        assert labels.nbytes == sum(len(s) for s in encoded) + 7 * 8
     assert list(Labels(strings, np.array([4, 0]))) == ["N#N", "CCO"]
     with pytest.raises(IndexError):
-        parts[6]
-    with pytest.raises(ValueError, match="expected 7 labels, got 6"):
-        Labels.from_parts([strings], 7)
+        mapped[6]
+    with pytest.raises(ValueError, match="offsets must run from 0 to the buffer's 20 bytes"):
+        Labels.mapped(buffer, offsets[:-1])

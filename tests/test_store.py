@@ -214,6 +214,23 @@ def test_a_stores_rows_are_one_cached_file_mapped_and_shared(
     assert capsys.readouterr().err == ""
 
 
+def test_a_stores_labels_are_mapped_from_the_cache_and_a_bad_smi_is_named(
+    tmp_path: Path, library: list[str]
+) -> None:
+    store = build_store([_write(tmp_path / "library.smi", library)], tmp_path / "s", shard_size=9)
+    labels = store.labels()
+    assert list(labels) == _expected(library)[0]
+    entries = sorted(p.name.split("-")[1] for p in (tmp_path / "cache").glob("store-*.npy"))
+    assert entries == ["label", "smiles"]  # one file of bytes, one of offsets, both mapped
+    assert list(LibraryStore(tmp_path / "s").labels()) == list(labels)  # read from the cache
+    for entry in (tmp_path / "cache").glob("store-*"):
+        entry.unlink()
+    shard = tmp_path / "s" / "shard-00001.smi"
+    shard.write_text("".join(line + "\n" for line in shard.read_text().splitlines()[1:]))
+    with pytest.raises(StoreError, match="shard-00001 has not one SMILES a row"):
+        LibraryStore(tmp_path / "s").labels()
+
+
 def test_featurise_refuses_bad_settings_and_missing_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,7 +8,7 @@ array instead (characters + 8 bytes each) and decodes a label when it is read.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Optional, Sequence, overload
+from typing import Iterator, Optional, Sequence, overload
 
 import numpy as np
 
@@ -31,18 +31,19 @@ class Labels(Sequence[str]):
             self._extend([strings[int(i)] for i in chosen[first : first + _PART]], first)
 
     @classmethod
-    def from_parts(cls, parts: Iterable[Sequence[str]], total: int) -> Labels:
-        """The strings of ``parts`` in order, ``total`` of them, one part in memory at a time as
-        Python strings (e.g. a library store's shards: 10^7 SMILES as a list of ``str`` take
-        about 1 GB)."""
+    def mapped(cls, buffer: np.ndarray, offsets: np.ndarray) -> Labels:
+        """Labels over UTF-8 bytes held elsewhere, e.g. memory-mapped from files (a library
+        store's, :meth:`~.store.LibraryStore.labels`): only the labels read are paged in.
+
+        :param buffer: The labels' bytes back to back (uint8).
+        :param offsets: Where each label starts in ``buffer``, then where the last ends [K + 1].
+        :raise ValueError: If the offsets do not run from 0 to the buffer's end (their order is
+            not checked: that would read every page of them).
+        """
+        if offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(buffer):
+            raise ValueError(f"offsets must run from 0 to the buffer's {len(buffer)} bytes")
         labels = cls([])
-        labels._offsets = np.zeros(total + 1, dtype=np.int64)
-        done = 0
-        for part in parts:
-            labels._extend(part, done)
-            done += len(part)
-        if done != total:
-            raise ValueError(f"expected {total} labels, got {done}")
+        labels._buffer, labels._offsets = buffer, offsets  # type: ignore[assignment]
         return labels
 
     def _extend(self, strings: Sequence[str], first: int) -> None:
@@ -73,7 +74,7 @@ class Labels(Sequence[str]):
         if not -len(self) <= i < len(self):
             raise IndexError(f"label {i} of {len(self)}")
         i %= len(self)
-        return self._buffer[self._offsets[i] : self._offsets[i + 1]].decode()
+        return bytes(self._buffer[self._offsets[i] : self._offsets[i + 1]]).decode()
 
     def __iter__(self) -> Iterator[str]:
         return (self._get(i) for i in range(len(self)))

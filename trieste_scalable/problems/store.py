@@ -25,10 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -130,24 +129,8 @@ class LibraryStore:
             lambda: np.concatenate([shard.bits for shard in self.shards()]),
             lambda value: value.shape == shape and value.dtype == np.uint8,
             mmap="c",
-            write=lambda path: self._write_packed(path, shape),
+            write=lambda path: _write_npy(path, shape, np.uint8, (s.bits for s in self.shards())),
         )
-
-    def _write_packed(self, path: Path, shape: tuple[int, int]) -> None:
-        """Write every shard's fingerprints to ``path`` as one ``.npy`` array, copying each
-        shard file's bytes after its header (no shard is held in memory)."""
-        with open(path, "wb") as out:
-            header = dict(descr="|u1", fortran_order=False, shape=shape)
-            np.lib.format.write_array_header_1_0(out, header)  # padded to 64 bytes: aligned
-            for shard in self.manifest["shards"]:
-                with open(self.path / f"{shard['name']}.bits.npy", "rb") as source:
-                    npy = np.lib.format
-                    two = npy.read_magic(source) == (2, 0)
-                    read = npy.read_array_header_2_0 if two else npy.read_array_header_1_0
-                    rows, order, dtype = read(source)
-                    if rows != (int(shard["rows"]), shape[1]) or order or dtype != np.uint8:
-                        raise StoreError(f"{self.path}: shard {shard['name']} holds {rows} rows")
-                    shutil.copyfileobj(source, out, 2**24)
 
     def index_keys(self) -> np.ndarray:
         """The keys of an index of every row (:func:`~..numerics.rows.index_keys` [2, N]:
@@ -163,8 +146,72 @@ class LibraryStore:
         )
 
     def labels(self) -> Labels:
-        """Every shard's SMILES, in row order, read one shard at a time."""
-        return Labels.from_parts((shard.smiles() for shard in self.shards()), self.num_rows)
+        """Every shard's SMILES, in row order, memory-mapped from two cache entries written once
+        per store a shard at a time: their UTF-8 bytes back to back and where each starts. A
+        process then holds only the labels it reads (10^8 SMILES in memory: ~5 GB)."""
+        key, rows = f"store|{self.content_hash}", self.num_rows
+        offsets = cached(
+            "store-label-offsets",
+            key,
+            lambda: np.concatenate([[0], *self._label_parts(ends=True)]),
+            lambda value: value.shape == (rows + 1,) and value.dtype == np.int64,
+            mmap=True,
+            write=lambda path: _write_npy(
+                path, (rows + 1,), np.int64, [np.zeros(1, np.int64), *self._label_parts(True)]
+            ),
+        )
+        size = int(offsets[-1])
+        smiles = cached(
+            "store-smiles",
+            key,
+            lambda: np.concatenate(list(self._label_parts(ends=False))),
+            lambda value: value.shape == (size,) and value.dtype == np.uint8,
+            mmap=True,
+            write=lambda path: _write_npy(path, (size,), np.uint8, self._label_parts(False)),
+        )
+        return Labels.mapped(smiles, offsets)
+
+    def _label_parts(self, ends: bool) -> Iterator[np.ndarray]:
+        """Per shard, read one at a time: where each of its SMILES ends in the store's bytes
+        (``ends``, int64 [n]) or the bytes themselves without the newlines (uint8).
+
+        :raise StoreError: If a shard's ``.smi`` does not hold one line per row."""
+        done = 0
+        for shard in self.manifest["shards"]:
+            text = np.fromfile(self.path / f"{shard['name']}.smi", dtype=np.uint8)
+            newlines = np.flatnonzero(text == ord("\n"))
+            if len(newlines) != int(shard["rows"]) or (len(text) and text[-1] != ord("\n")):
+                raise StoreError(f"{self.path}: shard {shard['name']} has not one SMILES a row")
+            lengths = np.diff(newlines, prepend=-1) - 1
+            if ends:
+                yield done + np.cumsum(lengths)
+            else:
+                yield np.delete(text, newlines)
+            done += int(lengths.sum())
+
+
+def _write_npy(
+    path: Path, shape: tuple[int, ...], dtype: type, parts: Iterable[np.ndarray]
+) -> None:
+    """Write ``parts`` back to back as one ``.npy`` array of ``shape`` (along its first axis),
+    16 MiB at a time (a memory-mapped shard is read as it is written).
+
+    :raise StoreError: If the parts do not fill ``shape``."""
+    with open(path, "wb") as out:
+        descr = np.lib.format.dtype_to_descr(np.dtype(dtype))
+        np.lib.format.write_array_header_1_0(
+            out, dict(descr=descr, fortran_order=False, shape=shape)
+        )
+        written = 0
+        for part in parts:
+            if part.shape[1:] != shape[1:]:
+                raise StoreError(f"{path}: a part of shape {part.shape} for an array of {shape}")
+            step = max(1, 2**24 // max(1, part[:1].nbytes))  # rows a block: 16 MiB
+            for first in range(0, len(part), step):
+                out.write(np.ascontiguousarray(part[first : first + step], dtype).tobytes())
+            written += len(part)
+    if written != shape[0]:
+        raise StoreError(f"{path}: {written} rows written for an array of {shape[0]}")
 
 
 def is_store(path: Path | str) -> bool:
