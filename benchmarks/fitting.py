@@ -210,6 +210,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0, help="part B: seeds from this one")
     parser.add_argument("--budget", type=int, default=150)
     parser.add_argument("--fit-noise", action="store_true", help="fit the noise variance too")
     parser.add_argument("--only", nargs="*", default=[], help="rules of B, e.g. bbkb ts")
@@ -256,7 +257,7 @@ def main() -> None:
         if args.problems and not any(n in problem.name for n in args.problems):
             continue
         table: dict[str, list] = {}
-        for seed in range(seeds):
+        for seed in range(args.first_seed, args.first_seed + seeds):
             for name, (ratio, state, seconds) in part_b(
                 problem, seed, budget, args.only, args.remedies
             ).items():
