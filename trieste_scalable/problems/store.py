@@ -54,9 +54,6 @@ class Shard:
     ids: np.ndarray
     path: Path
 
-    def smiles(self) -> list[str]:
-        return (self.path / f"{self.name}.smi").read_text().splitlines()
-
 
 class LibraryStore:
     """A built store (module docstring), its manifest checked on opening.
