@@ -179,7 +179,10 @@ def test_moses_full_is_read_from_the_molsets_data_files(
     assert load_smiles("moses-full") == [ASPIRIN, CELECOXIB, "CCO", "c1ccccc1"]  # not imported
 
 
-def test_labels_over_mapped_bytes_equal_labels_built_at_once(tmp_path: Path) -> None:
+def test_labels_over_mapped_bytes_equal_labels_built_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trieste_scalable.problems import labels as labels_module
     from trieste_scalable.problems.labels import Labels
 
     strings = ["CCO", "", "c1ccccc1", "é-ü", "N#N", "C"]
@@ -194,6 +197,10 @@ def test_labels_over_mapped_bytes_equal_labels_built_at_once(tmp_path: Path) -> 
         assert labels[-3] == "é-ü" and "N#N" in labels and labels.index("C") == 5
         assert labels.nbytes == sum(len(s) for s in encoded) + 7 * 8
     assert list(Labels(strings, np.array([4, 0]))) == ["N#N", "CCO"]
+    for part in (2**16, 4, 1):  # what a content hash reads, across parts of every size
+        monkeypatch.setattr(labels_module, "_PART", part)
+        for labels in (whole, mapped, Labels(strings[:1]), Labels([])):
+            assert b"".join(labels.joined()) == "\n".join(labels).encode()
     with pytest.raises(IndexError):
         mapped[6]
     with pytest.raises(ValueError, match="offsets must run from 0 to the buffer's 20 bytes"):

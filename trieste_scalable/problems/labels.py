@@ -79,6 +79,22 @@ class Labels(Sequence[str]):
     def __iter__(self) -> Iterator[str]:
         return (self._get(i) for i in range(len(self)))
 
+    def joined(self) -> Iterator[bytes]:
+        """The labels' UTF-8 bytes joined by newlines, in parts of :data:`_PART` labels: what
+        hashing every label reads, without a Python string per label (10^8 labels: seconds,
+        not minutes)."""
+        buffer = (
+            np.frombuffer(self._buffer, np.uint8)
+            if isinstance(self._buffer, bytearray)
+            else self._buffer
+        )
+        for first in range(0, len(self), _PART):
+            last = min(first + _PART, len(self))
+            start = int(self._offsets[first])
+            starts = self._offsets[first + 1 : last] - start  # of each label but the first
+            part = np.insert(buffer[start : int(self._offsets[last])], starts, ord("\n"))
+            yield (b"\n" if first else b"") + part.tobytes()
+
     @property
     def nbytes(self) -> int:
         """Bytes held (buffer and offsets)."""

@@ -75,8 +75,8 @@ class ScreeningProblem(DiscreteProblem):
         """SHA-256 of the candidates' SMILES and scores, in order (``legacy``: see
         :func:`~.synthetic.values_bytes`)."""
         digest = hashlib.sha256()
-        for i, label in enumerate(self.labels):  # of the labels joined by newlines
-            digest.update(b"\n" + label.encode() if i else label.encode())
+        for part in self.labels.joined():
+            digest.update(part)
         digest.update(values_bytes(self.values, legacy))
         return digest.hexdigest()
 
