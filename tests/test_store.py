@@ -5,6 +5,7 @@ SMILES file."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -192,6 +193,11 @@ def test_screening_a_store_equals_screening_its_file(tmp_path: Path, library: li
     assert list(from_store.labels) == list(from_file.labels)
     with pytest.raises(ValueError, match="pass --fingerprint bits"):
         screening_problem(str(tmp_path / "store"), fingerprint="counts")
+    unknown = screening_problem(str(tmp_path / "store"), objective=None)
+    assert unknown.values.shape == from_store.values.shape and np.all(np.isnan(unknown.values))
+    assert unknown.values.strides == (0,)  # one NaN for every row, not N floats
+    as_before = dataclasses.replace(unknown, values=-np.full(len(unknown.values), np.nan))
+    assert unknown.content_hash() == as_before.content_hash()  # logged campaigns still resume
 
 
 def test_a_stores_rows_are_one_cached_file_mapped_and_shared(

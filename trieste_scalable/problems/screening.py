@@ -188,10 +188,12 @@ def _store_problem(
         )
     store.verify()
     labels = store.labels()
-    scores = np.full(len(labels), np.nan)
+    # an objective known only where it is evaluated: one NaN for every row, not N floats (minus
+    # NaN, the bits a campaign's content hash has always read: -np.full(N, nan))
+    values = np.broadcast_to(-np.float64(np.nan), (len(labels),))
     if objective is not None:
         name = objective
-        scores = cached(
+        values = -cached(
             f"objective-{objective}",
             f"store|{store.content_hash}",
             lambda: score_library(labels, name, progress=progress),
@@ -200,7 +202,7 @@ def _store_problem(
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {store.path.name}",
         points=PackedRows(shared_tensor(store.packed()), settings["width"], tf.float64),
-        values=-scores,
+        values=values,
         noise_std=noise_std,
         labels=labels,
         num_molecules=store.num_rows,
