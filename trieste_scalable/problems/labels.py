@@ -83,11 +83,7 @@ class Labels(Sequence[str]):
         """The labels' UTF-8 bytes joined by newlines, in parts of :data:`_PART` labels: what
         hashing every label reads, without a Python string per label (10^8 labels: seconds,
         not minutes)."""
-        buffer = (
-            np.frombuffer(self._buffer, np.uint8)
-            if isinstance(self._buffer, bytearray)
-            else self._buffer
-        )
+        buffer = np.frombuffer(self._buffer, np.uint8)  # a bytearray or a mapped array
         for first in range(0, len(self), _PART):
             last = min(first + _PART, len(self))
             start = int(self._offsets[first])
