@@ -60,6 +60,7 @@ from trieste_scalable.problems.store import LibraryStore
 from trieste_scalable.problems.synthetic_library import TanimotoOracle
 
 path, actors, batch, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+at_picks = sys.argv[5] == "at-picks"
 start = time.perf_counter()
 if path.endswith(".npz"):  # part D: packed rows and oracle values made in memory
     library = np.load(path)
@@ -68,7 +69,14 @@ if path.endswith(".npz"):  # part D: packed rows and oracle values made in memor
 else:  # the store's rows, row index keys and labels memory-mapped from the cache
     store = LibraryStore(path)
     packed, keys, labels = store.packed(), store.index_keys(), store.labels()
-    values = np.load(f"{path}/oracle.npy", mmap_mode="r")
+    if at_picks:  # no value for every row (hence no recall): the oracle scores the picks
+        values = np.broadcast_to(np.float64(np.nan), (len(packed),))
+    else:
+        values = np.load(f"{path}/oracle.npy", mmap_mode="r")
+oracle = TanimotoOracle(1024, seed=0)
+def observed(ids):  # minus the oracle's value at rows ids [n, 1] (Trieste minimises)
+    return tf.constant(-(oracle(packed[np.sort(ids)])[np.argsort(np.argsort(ids))] if at_picks
+        else values[ids])[:, None])
 problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(packed), 1024,
     tf.float64), values=-values, noise_std=0.0, labels=labels,
     num_molecules=len(values), index_keys=keys)
@@ -77,7 +85,8 @@ if actors:
     from trieste_scalable.campaigns.scoring_actors import ScoringActors
     remote = ScoringActors(store, actors)
 loaded = time.perf_counter() - start
-data = problem.initial_data(batch, 0)
+first = np.random.default_rng(0).choice(len(packed), size=batch, replace=False)
+data = Dataset(tf.constant(problem.points[first]), observed(first))
 scale = float(np.var(data.observations.numpy()))
 model, rule = build("ts", data, kernel=Tanimoto(variance=scale, binary_inputs=True),
     noise_variance=0.01 * scale, width=ConfidenceWidth("constant", beta=2.0), batch_size=batch,
@@ -95,7 +104,7 @@ for _ in range(batches):
     splits.append({k: remote.seconds[k] - before[k] for k in before})
     ids = problem.indices(x)
     picked.append(ids)
-    ask_tell.tell(Dataset(x, tf.constant(problem.values[ids][:, None])))
+    ask_tell.tell(Dataset(x, observed(ids)))
     anonymous = max(anonymous, anonymous_rss())
 print(json.dumps(dict(load=loaded, seconds=seconds, splits=splits,
     device=next((tf.config.experimental.get_device_details(g).get("device_name", "GPU")
@@ -103,7 +112,7 @@ print(json.dumps(dict(load=loaded, seconds=seconds, splits=splits,
     driver_rss=peak_rss(), driver_anonymous=anonymous,
     actor_rss=remote.peak_rss() if remote else [],
     actor_anonymous=remote.peak_anonymous_rss() if remote else [],
-    recall=problem.recall(np.concatenate(picked), 0.01))))
+    recall=None if at_picks else problem.recall(np.concatenate(picked), 0.01))))
 """
 
 
@@ -188,10 +197,13 @@ def featurise(count: int) -> None:
           f"({t_1 - t_0:.1f} s) {(b1 - b0) / (t1 - t0):.1%}", flush=True)  # fmt: skip
 
 
-def synthetic_store(size: int) -> Path:
+def synthetic_store(size: int, oracle_values: bool) -> Path:
+    """The synthetic store of ``size`` rows, built once, with the oracle's value of every row
+    (``oracle.npy``) where ``oracle_values``."""
     import numpy as np
 
     from trieste_scalable.problems.screening import screening_problem
+    from trieste_scalable.problems.store import LibraryStore, StoreError
     from trieste_scalable.problems.store_build import build_store
     from trieste_scalable.problems.synthetic_library import (
         TanimotoOracle,
@@ -199,8 +211,12 @@ def synthetic_store(size: int) -> Path:
     )
 
     path = OUT / "stores" / f"synthetic_{size}"
-    if (path / "oracle.npy").is_file():
-        return path
+    if (path / "oracle.npy").is_file() or not oracle_values:
+        try:
+            LibraryStore(path)
+            return path
+        except StoreError:  # not built, or not finished: build_store resumes it
+            pass
     base = np.asarray(screening_problem("moses-100k", None).points.bits)
     names = OUT / f"synthetic_{size}.txt"
     with open(names, "w") as handle:
@@ -212,6 +228,9 @@ def synthetic_store(size: int) -> Path:
     store = build_store([names], path, shard_size=shard_size,
                         chunk_map=synthetic_chunk_map(base, 1024, flips=2))  # fmt: skip
     built = time.perf_counter() - start
+    if not oracle_values:
+        print(f"C N={store.num_rows}: store built in {built:.0f} s", flush=True)
+        return path
     oracle = TanimotoOracle(1024, seed=0)
     values = np.concatenate([oracle(shard.bits) for shard in store.shards()])
     np.save(path / "oracle.npy", values)
@@ -281,6 +300,12 @@ def main() -> None:
     parser.add_argument(
         "--no-in-process", action="store_true", help="part C on the actors only (not in-process)"
     )
+    parser.add_argument(
+        "--oracle-at-picks",
+        action="store_true",
+        help="part C: the oracle scores only the rows evaluated, not every row (no recall): "
+        "for stores whose every row would take hours (10^8: ~2 h on 2 cores)",
+    )
     parser.add_argument("--distinct", type=int, default=1_000_000)
     parser.add_argument("--base-bits", default=None, help="the base fingerprints, numpy.save'd")
     args = parser.parse_args()
@@ -294,12 +319,13 @@ def main() -> None:
             os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")  # two processes share it
             path, actor_counts = memory_library(size, args.distinct, args.base_bits), [0]
         else:
-            path = synthetic_store(size)
+            path = synthetic_store(size, not args.oracle_at_picks)
             actor_counts = [*([] if args.no_in_process else [0]), *args.actors]
         for products, actors in itertools.product(args.binary_products, actor_counts):
             flags = ["-S"] if sys.flags.no_site else []  # part D on the GPU machine's site
             command = [sys.executable, *flags, "-c", CHILD, str(path), str(actors),
-                       str(args.batch_size), str(args.batches)]  # fmt: skip
+                       str(args.batch_size), str(args.batches),
+                       "at-picks" if args.oracle_at_picks else "all"]  # fmt: skip
             env = dict(os.environ, TRIESTE_SCALABLE_BINARY_PRODUCTS=products)
             done = subprocess.run(command, capture_output=True, text=True, env=env)
             if done.returncode:
@@ -317,7 +343,8 @@ def main() -> None:
                   f"{r['driver_anonymous'] / 1e9:.2f} GB), actors "
                   f"{[round(a / 1e9, 2) for a in r['actor_rss']]} GB (not file-backed "
                   f"{[round(a / 1e9, 2) for a in r['actor_anonymous']]} GB); "
-                  f"load {r['load']:.1f} s; recall top 1% {r['recall']:.3f}",
+                  f"load {r['load']:.1f} s; recall top 1% "
+                  f"{'-' if r['recall'] is None else format(r['recall'], '.3f')}",
                   flush=True)  # fmt: skip
 
 
