@@ -64,21 +64,27 @@ at_picks = sys.argv[5] == "at-picks"
 start = time.perf_counter()
 if path.endswith(".npz"):  # part D: packed rows and oracle values made in memory
     library = np.load(path)
-    packed, values, keys = library["packed"], library["values"], None
+    packed, values, keys = library["packed"], -library["values"], None
     labels = Labels([""] * len(values))
 else:  # the store's rows, row index keys and labels memory-mapped from the cache
     store = LibraryStore(path)
     packed, keys, labels = store.packed(), store.index_keys(), store.labels()
-    if at_picks:  # no value for every row (hence no recall): the oracle scores the picks
-        values = np.broadcast_to(np.float64(np.nan), (len(packed),))
+    # the problem's values, minus the oracle's (Trieste minimises); with at_picks none for any
+    # row (hence no recall): the oracle scores the rows evaluated
+    if at_picks:
+        values = np.broadcast_to(-np.float64(np.nan), (len(packed),))  # one float, not N
     else:
-        values = np.load(f"{path}/oracle.npy", mmap_mode="r")
+        values = -np.load(f"{path}/oracle.npy", mmap_mode="r")
 oracle = TanimotoOracle(1024, seed=0)
 def observed(ids):  # minus the oracle's value at rows ids [n, 1] (Trieste minimises)
-    return tf.constant(-(oracle(packed[np.sort(ids)])[np.argsort(np.argsort(ids))] if at_picks
-        else values[ids])[:, None])
+    if not at_picks:
+        return tf.constant(values[ids][:, None])
+    order = np.argsort(ids)  # the mapped rows read in order
+    scores = np.empty(len(ids))
+    scores[order] = oracle(packed[ids[order]])
+    return tf.constant(-scores[:, None])
 problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(packed), 1024,
-    tf.float64), values=-values, noise_std=0.0, labels=labels,
+    tf.float64), values=values, noise_std=0.0, labels=labels,
     num_molecules=len(values), index_keys=keys)
 remote = None
 if actors:
