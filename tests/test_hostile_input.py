@@ -10,6 +10,7 @@ import math
 import shutil
 import signal
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -221,6 +222,39 @@ def test_a_directory_in_a_cache_entrys_place_is_left_alone(
     np.testing.assert_array_equal(again, value)
     assert "is not a file" in capsys.readouterr().err
     assert entry.is_dir() and not list((tmp_path / "cache").glob("*.tmp.*"))
+
+
+def test_temporaries_of_killed_writers_are_removed_and_others_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+    cached("scores", "a key", lambda: np.arange(3.0))
+    (entry,) = (tmp_path / "cache").glob("scores-*.npy")
+    host = socket.gethostname().replace(".", "-")
+    running = subprocess.Popen(["sleep", "60"])  # a writer still at work
+    try:
+        stale, live, foreign = (
+            entry.with_suffix(f".{name}.tmp.npy")
+            for name in (f"{host}.{_ended_pid()}", f"{host}.{running.pid}", f"other.{_ended_pid()}")
+        )
+        for temporary in (stale, live, foreign):
+            temporary.write_bytes(b"half written")
+        entry.unlink()  # the next call writes the entry again
+        np.testing.assert_array_equal(cached("scores", "a key", lambda: np.arange(3.0)), [0, 1, 2])
+        assert not stale.exists() and live.exists() and foreign.exists()
+    finally:
+        running.kill()
+        running.wait()
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == sorted(
+        [entry.name, entry.with_suffix(".sha256").name, live.name, foreign.name]
+    )
+
+
+def _ended_pid() -> int:
+    """The pid of a process that has ended (free, unless reused since)."""
+    with subprocess.Popen(["true"]) as ended:
+        pass
+    return ended.pid
 
 
 def test_an_objective_running_past_its_time_limit_is_stopped_where_it_runs() -> None:

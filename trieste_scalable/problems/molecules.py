@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import math
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Callable, Iterator, Literal, Optional
@@ -265,10 +266,28 @@ def _read_text(path: Path) -> str:
 
 def replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """``write`` to a temporary file beside ``path``, then rename it to ``path`` (no stray
-    temporary file, whatever happens)."""
-    temporary = path.with_suffix(f".{os.getpid()}.tmp{path.suffix}")
+    temporary file, whatever happens). The temporaries of ``path`` that processes of this host
+    no longer running left (killed mid-write: a cache entry of 10^8 fingerprints is 13 GB) are
+    removed first; those of other hosts sharing the directory are left to them."""
+    host = socket.gethostname().replace(".", "-")
+    for stale in path.parent.glob(f"{path.stem}.{host}.*.tmp{path.suffix}"):
+        pid = stale.name[len(f"{path.stem}.{host}.") :].split(".", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            stale.unlink(missing_ok=True)
+    temporary = path.with_suffix(f".{host}.{os.getpid()}.tmp{path.suffix}")
     try:
         write(temporary)
         temporary.replace(path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (one of another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
