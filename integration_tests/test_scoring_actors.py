@@ -3,6 +3,7 @@ in one process picks, for several shard and actor layouts, also after an actor i
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -16,7 +17,11 @@ ray = pytest.importorskip("ray")
 
 from trieste_scalable.acquisition import BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms import build  # noqa: E402
-from trieste_scalable.campaigns.scoring_actors import ScoringActors, actor_options  # noqa: E402
+from trieste_scalable.campaigns.scoring_actors import (  # noqa: E402
+    ScoringActors,
+    actor_options,
+    threads_each,
+)
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
@@ -87,6 +92,26 @@ def test_actors_pick_what_one_process_picks(
     # of each actor's peak
     for peak, anonymous in zip(remote.peak_rss(), remote.peak_anonymous_rss()):
         assert 0 < anonymous < peak
+    # one node: the actors share its cores rather than each running a thread per core
+    threads = ray.get([actor.intra_op_threads.remote() for actor in remote._actors])
+    assert threads == [threads_each(actors, True, len(os.sched_getaffinity(0)))] * actors
+
+
+@pytest.mark.parametrize(
+    "actors, one_node, cpus, threads",
+    [
+        (1, True, 2, 2),
+        (2, True, 2, 1),
+        (3, True, 2, 1),
+        (2, True, 16, 8),
+        (3, True, 16, 5),
+        (4, False, 16, None),
+    ],  # fmt: skip
+)
+def test_actors_on_one_node_share_its_cores(
+    actors: int, one_node: bool, cpus: int, threads: int | None
+) -> None:
+    assert threads_each(actors, one_node, cpus) == threads
 
 
 @pytest.mark.parametrize(
@@ -94,19 +119,25 @@ def test_actors_pick_what_one_process_picks(
     [(1, 1, 1.0), (1, 2, 0.5), (1, 3, 0.3333), (4, 2, 1.0), (3, 2, 1.0), (2, 4, 0.5)],
 )
 def test_actors_ask_for_an_even_share_of_the_gpus(gpus: int, actors: int, share: float) -> None:
-    assert actor_options(actors, gpus)["num_gpus"] == share
+    assert actor_options(actors, gpus, None)["num_gpus"] == share
     assert 0 < actors * share <= gpus
 
 
-def test_actors_let_tensorflow_share_a_gpu_unless_the_driver_says_otherwise(
+def test_actors_get_settings_of_tensorflow_unless_the_driver_says_otherwise(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    assert actor_options(2, 0.0) == {}  # no GPU: Ray's defaults
-    monkeypatch.delenv("TF_FORCE_GPU_ALLOW_GROWTH", raising=False)
-    env = actor_options(2, 1.0)["runtime_env"]["env_vars"]
+    assert actor_options(2, 0.0, None) == {}  # no GPU, a cluster: Ray's defaults
+    for name in ("TF_FORCE_GPU_ALLOW_GROWTH", "TF_NUM_INTRAOP_THREADS"):
+        monkeypatch.delenv(name, raising=False)
+    env = actor_options(2, 1.0, None)["runtime_env"]["env_vars"]
     assert env == {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
+    assert actor_options(2, 0.0, 1) == {
+        "runtime_env": {"env_vars": {"TF_NUM_INTRAOP_THREADS": "1"}}
+    }
     monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "false")
-    assert actor_options(2, 1.0)["runtime_env"]["env_vars"]["TF_FORCE_GPU_ALLOW_GROWTH"] == "false"
+    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "3")
+    env = actor_options(2, 1.0, 1)["runtime_env"]["env_vars"]
+    assert env == {"TF_FORCE_GPU_ALLOW_GROWTH": "false", "TF_NUM_INTRAOP_THREADS": "3"}
 
 
 def test_a_damaged_shard_stops_the_actors_naming_it(local_cluster: None, tmp_path: Path) -> None:

@@ -36,8 +36,9 @@ from ..sampling.pathwise import MeanFunction, PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer
 
 
-def actor_options(num_actors: int, cluster_gpus: float) -> dict[str, Any]:
-    """Ray options of each of ``num_actors`` scoring actors on a cluster of ``cluster_gpus`` GPUs.
+def actor_options(num_actors: int, cluster_gpus: float, threads: Optional[int]) -> dict[str, Any]:
+    """Ray options of each of ``num_actors`` scoring actors on a cluster of ``cluster_gpus`` GPUs,
+    each running ``threads`` intra-op threads of TensorFlow (``None``: its default).
 
     An actor that asks for no GPU keeps the GPUs its node shows (Ray leaves
     ``CUDA_VISIBLE_DEVICES`` alone), so every actor would score on the node's first GPU. Each
@@ -45,15 +46,29 @@ def actor_options(num_actors: int, cluster_gpus: float) -> dict[str, Any]:
     Ray's 1e-4 resolution), and Ray places the actors on GPUs accordingly; and TensorFlow there
     takes GPU memory as it needs it (``TF_FORCE_GPU_ALLOW_GROWTH``, unless the driver's
     environment sets it), since by default each process maps nearly all of a GPU's memory and
-    a second actor sharing it could not allocate. Without GPUs there is nothing to ask for.
+    a second actor sharing it could not allocate. The threads are set by
+    ``TF_NUM_INTRAOP_THREADS`` (unless the driver's environment sets it), which TensorFlow reads
+    when it starts: in an actor it has started before the actor's constructor runs.
     """
-    if not cluster_gpus:
-        return {}
-    growth = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "true")
-    return dict(
-        num_gpus=math.floor(1e4 * min(1.0, cluster_gpus / num_actors)) / 1e4,
-        runtime_env={"env_vars": {"TF_FORCE_GPU_ALLOW_GROWTH": growth}},
-    )
+    options: dict[str, Any] = {}
+    env = {}
+    if cluster_gpus:
+        options["num_gpus"] = math.floor(1e4 * min(1.0, cluster_gpus / num_actors)) / 1e4
+        env["TF_FORCE_GPU_ALLOW_GROWTH"] = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+    if threads:
+        env["TF_NUM_INTRAOP_THREADS"] = os.environ.get("TF_NUM_INTRAOP_THREADS", str(threads))
+    if env:
+        options["runtime_env"] = {"env_vars": env}
+    return options
+
+
+def threads_each(num_actors: int, one_node: bool, cpus: int) -> Optional[int]:
+    """TensorFlow's intra-op threads in each of ``num_actors`` actors, where they all run on one
+    node of ``cpus`` CPUs (``one_node``): a share of its CPUs (two actors each running a thread
+    per core lost 10-16 % of a batch to their contention on 2 cores). Otherwise ``None``:
+    TensorFlow's default, every core of the actor's node (a cluster's layout: an actor a node).
+    """
+    return max(1, cpus // num_actors) if one_node else None
 
 
 def peak_rss() -> int:
@@ -113,6 +128,11 @@ class ShardScorer:
     def peak_rss(self) -> int:
         """This actor's peak resident memory in bytes (``VmHWM``, Linux; 0 elsewhere)."""
         return peak_rss()
+
+    def intra_op_threads(self) -> int:
+        """TensorFlow's intra-op threads in this actor as set for it (``TF_NUM_INTRAOP_THREADS``;
+        0: TensorFlow's default, as many as its node has cores)."""
+        return int(os.environ.get("TF_NUM_INTRAOP_THREADS", 0))
 
     def peak_anonymous_rss(self) -> int:
         """The most :func:`anonymous_rss` seen after loading and after scoring each shard."""
@@ -196,15 +216,16 @@ class ScoringActors:
         rows = np.cumsum([0] + [int(s["rows"]) for s in shards])
         self._ranges = [(int(rows[g[0]]), int(rows[g[-1] + 1])) for g in groups]
         self._num_features = num_features
-        options = actor_options(len(groups), ray.cluster_resources().get("GPU", 0.0))
+        nodes = {node["NodeID"] for node in ray.nodes() if node.get("Alive")}
+        here = nodes == {ray.get_runtime_context().get_node_id()}  # this machine only
+        threads = threads_each(len(groups), here, len(os.sched_getaffinity(0)))
+        options = actor_options(len(groups), ray.cluster_resources().get("GPU", 0.0), threads)
         actor = ray.remote(num_cpus=0)(ShardScorer).options(
             max_restarts=2, max_task_retries=2, **options
         )
         self._actors: list[Any] = [
-            actor.remote(
-                str(store.path), [shards[i]["name"] for i in g], num_features, chunk_size, products
-            )  # fmt: skip
-            for g in groups
+            actor.remote(str(store.path), names, num_features, chunk_size, products)
+            for names in ([shards[i]["name"] for i in g] for g in groups)
         ]
         self.seconds = dict(broadcast=0.0, score=0.0, merge=0.0)
         """Driver seconds spent putting the samples' arrays, waiting for the actors and merging,
