@@ -94,7 +94,8 @@ def test_actors_pick_what_one_process_picks(
         assert 0 < anonymous < peak
     # one node: the actors share its cores rather than each running a thread per core
     threads = ray.get([actor.intra_op_threads.remote() for actor in remote._actors])
-    assert threads == [threads_each(actors, True, len(os.sched_getaffinity(0)))] * actors
+    share = threads_each(len(threads), True, len(os.sched_getaffinity(0)))  # one actor a shard
+    assert threads == [share] * len(threads)
 
 
 @pytest.mark.parametrize(
