@@ -65,6 +65,10 @@ def test_signs_computed_in_blocks_ordered_by_on_bits_are_each_row_s_own(
     signs = cached(draws, rows if packed else tf.constant(dense), tf.float64)
     np.testing.assert_array_equal(signs.signs(40), features.signs(draws, tf.constant(dense)))
     assert not list(tmp_path.iterdir())
+    assert signs.nonzero.dtype == tf.int8  # a byte a row, not a float
+    if spill and Path("/proc/self/maps").is_file():  # the signs and their flags: file pages
+        maps = Path("/proc/self/maps").read_text().splitlines()
+        assert len({line.split()[-2] for line in maps if str(tmp_path) in line}) == 2
 
 
 def _model_and_space(num: int) -> tuple[AdaptiveSVGP, DiscreteSearchSpace, Dataset]:

@@ -43,16 +43,18 @@ class PackedSigns(NamedTuple):
     """Sign features of N rows.
 
     :ivar bits: Bit j of row n (most significant first) set where sign j is +1 [N, ceil(F / 8)].
-    :ivar nonzero: 1 where the row's features are signs, 0 where they are all zero [N].
+    :ivar nonzero: 1 where the row's features are signs, 0 where they are all zero [N] (int8 in
+        a :class:`SignCache`: a byte a row, not a float).
     """
 
     bits: tf.Tensor
     nonzero: tf.Tensor
 
-    def signs(self, num_features: int) -> tf.Tensor:
-        """The sign features [N, F] (in the dtype of ``nonzero``)."""
-        signs = unpack_bits(self.bits, num_features, self.nonzero.dtype, off=-1.0)
-        return signs * self.nonzero[:, None]
+    def signs(self, num_features: int, dtype: Optional[tf.DType] = None) -> tf.Tensor:
+        """The sign features [N, F] in ``dtype`` (default: that of ``nonzero``)."""
+        dtype = dtype or self.nonzero.dtype
+        signs = unpack_bits(self.bits, num_features, dtype, off=-1.0)
+        return signs * tf.cast(self.nonzero, dtype)[:, None]
 
 
 def pack(signs: tf.Tensor) -> PackedSigns:
@@ -105,8 +107,8 @@ class SignCache:
             points, width = stored_rows(candidates)
             num = int(points.shape[0])
             # written chunk by chunk into the final arrays: no second copy while building
-            bits = self._empty_bits((num, -(-self.features.num_features // 8)))
-            nonzero = np.empty(num, dtype.as_numpy_dtype)
+            bits = self._empty((num, -(-self.features.num_features // 8)), np.uint8)
+            nonzero = self._empty((num,), np.int8)  # int8: uint8 has no GPU slice kernel
             block = self.chunk_size * _BLOCK_CHUNKS
             # one trace for every chunk size (the last chunk of a block is shorter)
             compiled = self._compiled.get_concrete_function(
@@ -124,15 +126,17 @@ class SignCache:
                     part = compiled(draws, x)
                     bits[first + index] = part.bits.numpy()
                     nonzero[first + index] = part.nonzero.numpy()
-            self._packed = PackedSigns(shared_tensor(bits), tf.constant(nonzero))
+            self._packed = PackedSigns(shared_tensor(bits), shared_tensor(nonzero))
             self._key = (candidates, draw)
         return self._packed
 
-    def _empty_bits(self, shape: tuple[int, int]) -> np.ndarray:
-        """An array for the packed signs [N, F / 8], in memory or memory-mapped (see
-        ``spill_dir``), that :func:`~..numerics.bits.shared_tensor` shares with TensorFlow."""
+    def _empty(self, shape: tuple[int, ...], dtype: type) -> np.ndarray:
+        """An array for packed signs [N, F / 8] or their flags [N], in memory or memory-mapped
+        (see ``spill_dir``: the flags too, else a scoring actor's memory would grow by a float a
+        row of its shards), that :func:`~..numerics.bits.shared_tensor` shares with
+        TensorFlow."""
         if self.spill_dir is None or shape[0] == 0:
-            return aligned_empty(shape, np.uint8)
+            return aligned_empty(shape, dtype)
         with tempfile.TemporaryFile(dir=self.spill_dir) as file:
-            file.truncate(shape[0] * shape[1])
-            return np.memmap(file, dtype=np.uint8, mode="r+", shape=shape)  # page-aligned
+            file.truncate(int(np.prod(shape)) * np.dtype(dtype).itemsize)
+            return np.memmap(file, dtype=dtype, mode="r+", shape=shape)  # page-aligned

@@ -150,11 +150,10 @@ class ChunkedSampleScorer:
                 features = self.products or dtype
                 x = dense_rows(points, start, chunk, width, features)
                 rows = PackedSigns(
-                    slice_rows(signs.bits, start, chunk),
-                    tf.cast(tf.slice(signs.nonzero, [start], [chunk]), features),
+                    slice_rows(signs.bits, start, chunk), tf.slice(signs.nonzero, [start], [chunk])
                 )
                 amplitude = self.features.amplitude(features)
-                prior = amplitude * rows.signs(self.features.num_features)
+                prior = amplitude * rows.signs(self.features.num_features, features)
             return evaluate(
                 self.features, self.mean_function, draws, weights, x, prior, self.products
             )
