@@ -71,6 +71,21 @@ def test_signs_computed_in_blocks_ordered_by_on_bits_are_each_row_s_own(
         assert len({line.split()[-2] for line in maps if str(tmp_path) in line}) == 2
 
 
+def test_caches_of_one_feature_map_share_its_traces() -> None:
+    # a scoring actor keeps a cache a shard: a trace each grew its memory with its shards
+    rng = np.random.default_rng(1)
+    features = TanimotoFeatures(Tanimoto(), 24)
+    caches = [SignCache(features, chunk_size=16) for _ in range(3)]
+    for num, cache, dtype in zip([40, 70, 5], caches, [tf.float64, tf.float64, tf.float32]):
+        draws = features.draw(tf.constant([1, 2]), 64, dtype)
+        rows = tf.constant((rng.random((num, 64)) < 0.2).astype(dtype.as_numpy_dtype))
+        signs = cache(draws, rows, dtype).signs(24, dtype)
+        np.testing.assert_array_equal(signs, features.signs(draws, rows))
+    assert [cache.tracing_count for cache in caches] == [2, 2, 2]  # a trace a dtype, shared
+    other = SignCache(TanimotoFeatures(Tanimoto(), 24), chunk_size=16)
+    assert other.tracing_count == 0  # another map: its own function
+
+
 def _model_and_space(num: int) -> tuple[AdaptiveSVGP, DiscreteSearchSpace, Dataset]:
     points = _library(num)
     rng = np.random.default_rng(0)

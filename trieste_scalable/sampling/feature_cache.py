@@ -13,7 +13,8 @@ Pure TensorFlow.
 from __future__ import annotations
 
 import tempfile
-from typing import NamedTuple, Optional
+import weakref
+from typing import Any, NamedTuple, Optional, cast
 
 import numpy as np
 import tensorflow as tf
@@ -67,6 +68,23 @@ def pack(signs: tf.Tensor) -> PackedSigns:
     return PackedSigns(bits, tf.cast(tf.reduce_any(signs != 0, axis=-1), signs.dtype))
 
 
+_PACKING: weakref.WeakKeyDictionary[FeatureMap, Any] = weakref.WeakKeyDictionary()
+
+
+def _packing(features: FeatureMap) -> Any:
+    """The compiled ``pack(features.signs(draws, x))``, one per feature map: a scoring actor keeps
+    a cache a shard, and a trace each grew its memory with its shards."""
+    if features not in _PACKING:
+        live = weakref.ref(features)  # the function must not keep its key alive
+
+        def packed(draws: Draws, x: tf.Tensor) -> PackedSigns:
+            return pack(cast(FeatureMap, live()).signs(draws, x))  # alive while it is called
+
+        # no AutoGraph: no Python control flow to convert
+        _PACKING[features] = tf.function(packed, autograph=False)
+    return _PACKING[features]
+
+
 class SignCache:
     """The packed signs of one candidate set under one draw, computed on first use (and again
     for new candidates or a new draw; one compiled function throughout).
@@ -87,9 +105,12 @@ class SignCache:
         self.features, self.chunk_size, self.spill_dir = features, chunk_size, spill_dir
         self._key: Optional[tuple[Rows, int]] = None
         self._packed: Optional[PackedSigns] = None
-        self._compiled = tf.function(  # no AutoGraph: no Python control flow to convert
-            lambda draws, x: pack(features.signs(draws, x)), autograph=False
-        )
+        self._compiled = _packing(features)
+
+    @property
+    def tracing_count(self) -> int:
+        """Traces of the packing function, which every cache of this feature map shares."""
+        return int(self._compiled.experimental_get_tracing_count())
 
     def __call__(
         self, draws: Draws, candidates: Rows, dtype: tf.DType, draw: int = 0
