@@ -64,10 +64,10 @@ def actor_options(num_actors: int, cluster_gpus: float, threads: Optional[int]) 
 
 def threads_each(num_actors: int, one_node: bool, cpus: int) -> Optional[int]:
     """TensorFlow's intra-op threads in each of ``num_actors`` actors, where they all run on one
-    node of ``cpus`` CPUs (``one_node``): a share of its CPUs (two actors each running a thread
-    per core lost 10-16 % of a batch to their contention on 2 cores). Otherwise ``None``:
-    TensorFlow's default, every core of the actor's node (a cluster's layout: an actor a node).
-    """
+    node of ``cpus`` CPUs (``one_node``): a share of its CPUs, so that the actors' thread pools
+    do not oversubscribe the node (by default each would run a thread per core: A actors, A
+    times as many threads as cores). Otherwise ``None``: TensorFlow's default, every core of the
+    actor's node (a cluster's layout: an actor a node)."""
     return max(1, cpus // num_actors) if one_node else None
 
 
