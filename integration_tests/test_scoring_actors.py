@@ -3,7 +3,6 @@ in one process picks, for several shard and actor layouts, also after an actor i
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Iterator
 
@@ -23,6 +22,7 @@ from trieste_scalable.campaigns.scoring_actors import (  # noqa: E402
     threads_each,
 )
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
+from trieste_scalable.numerics.linalg import usable_cores  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore, StoreError  # noqa: E402
@@ -94,7 +94,7 @@ def test_actors_pick_what_one_process_picks(
         assert 0 < anonymous < peak
     # one node: the actors share its cores rather than each running a thread per core
     threads = ray.get([actor.intra_op_threads.remote() for actor in remote._actors])
-    share = threads_each(len(threads), True, len(os.sched_getaffinity(0)))  # one actor a shard
+    share = threads_each(len(threads), True, usable_cores())  # one actor a shard
     assert threads == [share] * len(threads)
 
 

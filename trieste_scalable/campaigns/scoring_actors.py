@@ -29,6 +29,7 @@ import tensorflow as tf
 from ..kernels import Tanimoto
 from ..models.live import LiveConstantMean
 from ..numerics.bits import PackedRows, shared_tensor
+from ..numerics.linalg import usable_cores
 from ..problems.store import LibraryStore, StoreError
 from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, FeatureMap, feature_map_for
@@ -218,7 +219,7 @@ class ScoringActors:
         self._num_features = num_features
         nodes = {node["NodeID"] for node in ray.nodes() if node.get("Alive")}
         here = nodes == {ray.get_runtime_context().get_node_id()}  # this machine only
-        threads = threads_each(len(groups), here, len(os.sched_getaffinity(0)))
+        threads = threads_each(len(groups), here, usable_cores())
         options = actor_options(len(groups), ray.cluster_resources().get("GPU", 0.0), threads)
         actor = ray.remote(num_cpus=0)(ShardScorer).options(
             max_restarts=2, max_task_retries=2, **options

@@ -113,13 +113,18 @@ SOLVE_PARTS_MIN_COLUMNS = 256
 """Right-hand sides per part below which :func:`solve_lower` solves them in one piece."""
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may use (its affinity where the platform has one)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, cores or 1)
+
+
 def _solve_parts() -> int:
     """Parts :func:`solve_lower` splits its right-hand sides into: one per CPU core this process
     may use (at most 8), or one where a GPU takes the solve."""
     if tf.config.list_logical_devices("GPU"):
         return 1
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(cores or 1, 8))
+    return min(usable_cores(), 8)
 
 
 @check_shapes("lower: [M, M]", "rhs: [M, N]", "return: [M, N]")
