@@ -210,7 +210,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--first-seed", type=int, default=0, help="part B: seeds from this one")
+    parser.add_argument("--first-seed", type=int, default=0, help="parts B, C: seeds from this one")
     parser.add_argument("--budget", type=int, default=150)
     parser.add_argument("--fit-noise", action="store_true", help="fit the noise variance too")
     parser.add_argument("--only", nargs="*", default=[], help="rules of B, e.g. bbkb ts")
@@ -233,6 +233,7 @@ def main() -> None:
             args.only,
             args.problems,
             args.optimism,
+            args.first_seed,
         )
         return
     if args.fit_noise:

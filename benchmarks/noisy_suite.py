@@ -96,7 +96,12 @@ def contenders(
 
 
 def part_c(
-    seeds: int, budget: int, only: list[str], problem_names: list[str], optimism: float = 2.0
+    seeds: int,
+    budget: int,
+    only: list[str],
+    problem_names: list[str],
+    optimism: float = 2.0,
+    first_seed: int = 0,
 ) -> None:
     print(f"\n== C. noisy problems, noise fitted: regret / uniform after {budget} evaluations ==")
     for problem in noisy_problems():
@@ -106,7 +111,7 @@ def part_c(
         uniform = float(problem.values.mean() - problem.minimum)
         print(f"-- {problem.name}: kernel variance on {budget} uniform points {reference:.4f}")
         table: dict[str, list[tuple[float, float, float]]] = {}
-        for seed in range(seeds):
+        for seed in range(first_seed, first_seed + seeds):
             initial = problem.initial_data(20, seed)
             for name, make in contenders(problem, initial, seed, optimism).items():
                 # a name, or its start (not a variant: "mini-ucb" is not "mini-ucb+share")

@@ -155,7 +155,8 @@ def test_row_index_finds_rows_and_marks_every_copy() -> None:
     np.testing.assert_array_equal(table[position[found]], queries[found])
     expected = [bool(np.any(np.all(queries == row, axis=1))) for row in table]  # repeats too
     np.testing.assert_array_equal(index.mask(queries), expected)
-    assert not index.mask(queries[:0]).any()
+    np.testing.assert_array_equal(index.positions(queries), np.flatnonzero(expected))
+    assert not index.mask(queries[:0]).any() and index.positions(queries[:0]).size == 0
     with pytest.raises(ValueError, match="not a candidate"):
         index(queries[~found][:1])
 

@@ -149,6 +149,44 @@ def test_distinct_batches_and_screening_without_replacement() -> None:
     np.testing.assert_array_equal(np.unique(last.numpy(), axis=0), left)
 
 
+class _RemoteInThisProcess:
+    """A remote scorer over the same candidates, scored here: records what the rule sends."""
+
+    def __init__(self, points: tf.Tensor):
+        self.points, self.sent = points, []  # type: ignore[var-annotated]
+
+    @property
+    def num_candidates(self) -> int:
+        return int(self.points.shape[0])
+
+    def lowest(self, features, mean_function, draws, weights, k, excluded, draw):  # type: ignore[no-untyped-def]
+        self.sent.append(excluded)
+        mask = np.zeros(self.num_candidates, dtype=bool)
+        mask[excluded] = True
+        scorer = ChunkedSampleScorer(features, mean_function, 64)
+        values, index = scorer.lowest(self.points, tf.constant(mask), draws, weights, k)
+        return values.numpy(), index.numpy()
+
+
+def test_a_remote_scorer_gets_the_excluded_positions_and_picks_what_this_process_picks() -> None:
+    """The excluded candidates (evaluated and pending) go to a remote scorer as their positions,
+    ascending, not as an [N] mask; the batch is the one scored in this process."""
+    data = replicated_dataset(4, num_unique=50, num_repeats=0)
+    model = _svgp(data, inducing=20)
+    space = DiscreteSearchSpace(tf.concat([_candidates(300).points, data.query_points], axis=0))
+    state, here = _acquire(BatchThompsonSampling(10, exclude_evaluated=True, seed=4), space,
+                           model, data)  # fmt: skip
+    remote = _RemoteInThisProcess(space.points)
+    rule = BatchThompsonSampling(10, exclude_evaluated=True, seed=4, remote_scoring=remote)
+    _, there = _acquire(rule, space, model, data)
+    np.testing.assert_array_equal(there, here)
+    np.testing.assert_array_equal(remote.sent[0], np.arange(300, 350))  # the evaluated rows
+    _, after = _acquire(rule, space, model, data, state)  # the first batch pending
+    pending = np.flatnonzero(np.all(space.points.numpy()[:, None] == here.numpy(), -1).any(-1))
+    np.testing.assert_array_equal(remote.sent[-1], np.union1d(pending, np.arange(300, 350)))
+    assert not set(map(tuple, after.numpy())) & set(map(tuple, here.numpy()))
+
+
 def test_distinct_batches_do_not_depend_on_how_many_ranks_are_tried_first(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

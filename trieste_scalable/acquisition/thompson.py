@@ -255,10 +255,13 @@ class BatchThompsonSampling(
     ) -> tf.Tensor:
         candidates = candidate_rows(space)
         size = num_candidates(space)
-        excluded = self._evaluated.among(space, pending)
+        # the excluded candidates' positions, not an [N] mask: a scorer over a store of 10^8
+        # rows gets a few thousand positions a batch, whatever N is
+        excluded = self._evaluated.positions(space, pending)
         if self._exclude_evaluated:
-            excluded |= self._evaluated(space, dataset)
-        allowed = size - int(excluded.sum())
+            evaluated = self._evaluated.evaluated_positions(space, dataset)
+            excluded = np.union1d(excluded, evaluated)
+        allowed = size - len(excluded)
         if allowed == 0:  # every candidate left is pending: nothing new to propose yet
             return no_points(space)
         # fewer candidates left than the batch: the batch shrinks to them (the last batch)
@@ -286,8 +289,9 @@ class BatchThompsonSampling(
         weights: PathwiseWeights,
         generation: int,
     ) -> Callable[[int], np.ndarray]:
-        """Maps k to each sample's k lowest candidates [B, k]: scored remotely, or here with the
-        candidates' sign features computed once per draw (see _batch)."""
+        """Maps k to each sample's k lowest candidates [B, k], ``excluded`` the positions [A] of
+        the candidates none may pick: scored remotely, or here with the candidates' sign
+        features computed once per draw (see _batch)."""
         remote = self._remote_scoring
         if remote is not None:
             sample = (scorer.features, scorer.mean_function, draws, weights)
@@ -298,7 +302,9 @@ class BatchThompsonSampling(
                 id(scorer), SignCache(scorer.features, scorer.feature_chunk_size)
             )
             signs = cache(draws, candidates, weights.prior.dtype, generation)
-        mask = tf.constant(excluded)
+        mask = np.zeros(int(candidates.shape[0]), dtype=bool)
+        mask[excluded] = True
+        mask = tf.constant(mask)
         return lambda k: scorer.lowest(candidates, mask, draws, weights, k, signs)[1].numpy()
 
     # ----------------------------------------------------------------- helpers

@@ -153,7 +153,8 @@ class ShardScorer:
         excluded: np.ndarray,
         draw: int,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """This actor's k lowest per sample: values [B, k] and global row ids [B, k]."""
+        """This actor's k lowest per sample: values [B, k] and global row ids [B, k];
+        ``excluded`` the positions of the excluded rows among this actor's rows, ascending."""
         self._kernel.variance.unconstrained_variable.assign(variance)  # bit for bit
         self._mean.assign(mean)
         tensors: Draws = tuple(tf.constant(d) for d in draws)
@@ -162,8 +163,10 @@ class ShardScorer:
         parts, start = [(np.zeros((samples, 0)), np.zeros((samples, 0), np.int64))], 0
         for rows, ids, cache in self._shards:
             signs = cache(tensors, rows, sample.prior.dtype, draw)
-            mask = tf.constant(excluded[start : start + len(ids)])
-            values, index = self._scorer.lowest(rows, mask, tensors, sample, k, signs)
+            mask = np.zeros(len(ids), bool)
+            lo, hi = np.searchsorted(excluded, [start, start + len(ids)])
+            mask[excluded[lo:hi] - start] = True
+            values, index = self._scorer.lowest(rows, tf.constant(mask), tensors, sample, k, signs)
             parts.append((values.numpy(), ids[index.numpy()]))
             start += len(ids)
             self._anonymous = max(self._anonymous, anonymous_rss())
@@ -254,18 +257,19 @@ class ScoringActors:
             raise ValueError(f"the actors hold {self._num_features} features, not the rule's")
         if not isinstance(mean_function, (LiveConstantMean, gpflow.mean_functions.Constant)):
             raise ValueError("scoring actors need a constant prior mean")
-        if len(excluded) != self.num_candidates:
-            raise ValueError(f"{len(excluded)} candidates, the store holds {self.num_candidates}")
+        if len(excluded) and not 0 <= excluded[0] <= excluded[-1] < self.num_candidates:
+            raise ValueError(f"excluded rows outside the store's {self.num_candidates} rows")
         start = time.perf_counter()
         if self._draws[0] != draw:  # the feature draws, put once per draw
             self._draws = (draw, self._ray.put(tuple(np.asarray(d) for d in draws)))
         variance = kernel.variance.unconstrained_variable.numpy()
         mean = mean_function(tf.zeros([1, 1], weights.prior.dtype))[0, 0].numpy()
         arrays = self._ray.put(tuple(np.asarray(w) for w in weights))
+        bounds = np.searchsorted(excluded, np.asarray(self._ranges))  # [actors, 2]
         sent = time.perf_counter()
         calls = [
-            actor.lowest.remote(variance, mean, self._draws[1], arrays, k, excluded[lo:hi], draw)
-            for actor, (lo, hi) in zip(self._actors, self._ranges)
+            actor.lowest.remote(variance, mean, self._draws[1], arrays, k, excluded[a:b] - lo, draw)
+            for actor, (lo, _), (a, b) in zip(self._actors, self._ranges, bounds)
         ]
         parts = self._get(calls)
         scored = time.perf_counter()

@@ -116,11 +116,15 @@ class RowIndex:
             raise ValueError("query point is not a candidate of this problem")
         return position
 
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """The table's positions holding one of ``rows`` [K], ascending, each once (every copy of
+        a repeated table row; rows not in the table are ignored)."""
+        return np.unique(self._matches(rows)[1])
+
     def mask(self, rows: np.ndarray) -> np.ndarray:
-        """Whether each table row is among ``rows`` [A] (every copy of a repeated table row;
-        rows not in the table are ignored)."""
+        """Whether each table row [A] is among ``rows`` (as :meth:`positions`)."""
         mask = np.zeros(len(self._order), dtype=bool)
-        mask[self._matches(rows)[1]] = True
+        mask[self.positions(rows)] = True
         return mask
 
 

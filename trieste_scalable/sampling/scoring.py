@@ -47,9 +47,9 @@ class RemoteSampleScoring(Protocol):
         draw: int,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Values [B, k] (ascending, ties by index) and candidate indices [B, k] of each sample's
-        k lowest allowed candidates; ``excluded`` [N] as in :meth:`ChunkedSampleScorer.lowest`,
-        ``draw`` which draw of sign features ``draws`` is (see
-        :class:`~.feature_cache.SignCache`)."""
+        k lowest allowed candidates; ``excluded`` the positions of the candidates no sample may
+        pick, ascending [A] (not an [N] mask: at 10^8 candidates that is 100 MB a call), ``draw``
+        which draw of sign features ``draws`` is (see :class:`~.feature_cache.SignCache`)."""
 
 
 class ChunkedSampleScorer:
