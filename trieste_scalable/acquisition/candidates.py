@@ -12,7 +12,7 @@ from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import Tag
 
 from ..numerics.bits import Rows, pack_rows
-from ..numerics.rows import RowIndex
+from ..numerics.rows import RowIndex, mask_of
 from ..packed_space import PackedSearchSpace
 
 
@@ -121,7 +121,8 @@ class EvaluatedCandidates:
 
         :raise ValueError: If every candidate has been evaluated (nothing is left to pick).
         """
-        return self._mask(search_space, self.evaluated_positions(search_space, dataset))
+        evaluated = self.evaluated_positions(search_space, dataset)
+        return mask_of(evaluated, num_candidates(search_space))
 
     def evaluated_positions(
         self, search_space: DiscreteSearchSpace, dataset: Optional[Dataset]
@@ -135,7 +136,7 @@ class EvaluatedCandidates:
 
     def among(self, search_space: DiscreteSearchSpace, rows: Optional[np.ndarray]) -> np.ndarray:
         """Whether each candidate [N] appears among ``rows`` [K, D] (e.g. pending points)."""
-        return self._mask(search_space, self.positions(search_space, rows))
+        return mask_of(self.positions(search_space, rows), num_candidates(search_space))
 
     def positions(
         self, search_space: DiscreteSearchSpace, rows: Optional[np.ndarray]
@@ -151,12 +152,6 @@ class EvaluatedCandidates:
             index = RowIndex(search_space.points.numpy())
             self._index = (id(search_space), index)
         return index.positions(rows)
-
-    @staticmethod
-    def _mask(search_space: DiscreteSearchSpace, positions: np.ndarray) -> np.ndarray:
-        mask = np.zeros(num_candidates(search_space), dtype=bool)
-        mask[positions] = True
-        return mask
 
 
 def num_candidates(search_space: DiscreteSearchSpace) -> int:

@@ -15,6 +15,7 @@ from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
 from ..numerics.bits import take_rows
+from ..numerics.rows import mask_of
 from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, feature_map_for
 from ..sampling.pathwise import PathwiseWeights
@@ -302,9 +303,7 @@ class BatchThompsonSampling(
                 id(scorer), SignCache(scorer.features, scorer.feature_chunk_size)
             )
             signs = cache(draws, candidates, weights.prior.dtype, generation)
-        mask = np.zeros(int(candidates.shape[0]), dtype=bool)
-        mask[excluded] = True
-        mask = tf.constant(mask)
+        mask = tf.constant(mask_of(excluded, int(candidates.shape[0])))
         return lambda k: scorer.lowest(candidates, mask, draws, weights, k, signs)[1].numpy()
 
     # ----------------------------------------------------------------- helpers

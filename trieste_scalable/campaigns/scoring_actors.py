@@ -30,6 +30,7 @@ from ..kernels import Tanimoto
 from ..models.live import LiveConstantMean
 from ..numerics.bits import PackedRows, shared_tensor
 from ..numerics.linalg import usable_cores
+from ..numerics.rows import mask_of
 from ..problems.store import LibraryStore, StoreError
 from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, FeatureMap, feature_map_for
@@ -163,10 +164,9 @@ class ShardScorer:
         parts, start = [(np.zeros((samples, 0)), np.zeros((samples, 0), np.int64))], 0
         for rows, ids, cache in self._shards:
             signs = cache(tensors, rows, sample.prior.dtype, draw)
-            mask = np.zeros(len(ids), bool)
             lo, hi = np.searchsorted(excluded, [start, start + len(ids)])
-            mask[excluded[lo:hi] - start] = True
-            values, index = self._scorer.lowest(rows, tf.constant(mask), tensors, sample, k, signs)
+            mask = tf.constant(mask_of(excluded[lo:hi] - start, len(ids)))
+            values, index = self._scorer.lowest(rows, mask, tensors, sample, k, signs)
             parts.append((values.numpy(), ids[index.numpy()]))
             start += len(ids)
             self._anonymous = max(self._anonymous, anonymous_rss())

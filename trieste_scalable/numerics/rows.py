@@ -123,9 +123,14 @@ class RowIndex:
 
     def mask(self, rows: np.ndarray) -> np.ndarray:
         """Whether each table row [A] is among ``rows`` (as :meth:`positions`)."""
-        mask = np.zeros(len(self._order), dtype=bool)
-        mask[self.positions(rows)] = True
-        return mask
+        return mask_of(self.positions(rows), len(self._order))
+
+
+def mask_of(positions: np.ndarray, size: int) -> np.ndarray:
+    """True at ``positions`` [K] (integers in [0, size)) and False elsewhere [size]."""
+    mask = np.zeros(size, dtype=bool)
+    mask[positions] = True
+    return mask
 
 
 def aligned_empty(shape: tuple[int, ...], dtype: np.dtype | type) -> np.ndarray:
