@@ -120,7 +120,7 @@ def test_thompson_sampling_hashes_the_library_once() -> None:
         y = tf.reduce_sum(batch[:, :20], axis=1, keepdims=True)
         evaluated = evaluated + Dataset(batch, y)
         model.update(evaluated)
-    (cache,) = rule._signs.values()
+    (cache,) = rule._signs.caches.values()
     assert cache._compiled.experimental_get_tracing_count() == 1  # whole chunks and the last
     packed_once = cache._packed
     rule.acquire_single(space, model, evaluated)(state)
@@ -138,7 +138,7 @@ def test_features_are_redrawn_on_schedule_and_batches_stay_reproducible() -> Non
     for step in range(5):  # the same data each step (nothing pending): only the step changes
         _, batch_once = once.acquire_single(space, model, data)(ThompsonState(step))
         _, batch_two = every_two.acquire_single(space, model, data)(ThompsonState(step))
-        (cache,) = every_two._signs.values()
+        (cache,) = every_two._signs.caches.values()
         assert cache._key is not None and cache._key[1] == step // 2
         caches.append(cache._packed)
         if step < 2:  # the first draw is the default rule's

@@ -8,7 +8,7 @@ from scipy.stats import multivariate_normal
 from trieste.data import Dataset
 
 from trieste_scalable.models import ReplicatedGPR
-from trieste_scalable.models.fitting import credible_upper_variance, noise_share
+from trieste_scalable.models.variance_optimism import credible_upper_variance, noise_share
 
 from .test_fitting import noisy_data
 

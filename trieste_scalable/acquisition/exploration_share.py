@@ -50,7 +50,7 @@ from trieste.models import ProbabilisticModel
 from trieste.space import DiscreteSearchSpace, SearchSpace
 from trieste.types import Tag, TensorType
 
-from ..models.fitting import noise_share
+from ..models.variance_optimism import noise_share
 from ..numerics.bits import take_rows
 from .candidates import candidate_rows, num_candidates
 
@@ -132,9 +132,9 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
 
 
 def noise_share_of(model: ProbabilisticModel) -> float:
-    """:func:`~trieste_scalable.models.fitting.noise_share` of ``model``'s kernel ``variance``
-    and ``get_observation_noise``; 1 where the model exposes neither (any Trieste or GPflow
-    model with a stationary kernel does)."""
+    """:func:`~trieste_scalable.models.variance_optimism.noise_share` of ``model``'s kernel
+    ``variance`` and ``get_observation_noise``; 1 where the model exposes neither (any Trieste
+    or GPflow model with a stationary kernel does)."""
     try:
         signal = float(np.max(model.get_kernel().variance.numpy()))  # type: ignore[attr-defined]
         noise = float(model.get_observation_noise())  # type: ignore[attr-defined]

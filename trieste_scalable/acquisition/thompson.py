@@ -16,7 +16,6 @@ from trieste.types import State, Tag, TensorType
 
 from ..numerics.bits import take_rows
 from ..numerics.rows import mask_of
-from ..sampling.feature_cache import SignCache
 from ..sampling.features import Draws, feature_map_for
 from ..sampling.pathwise import PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer, RemoteSampleScoring
@@ -35,6 +34,7 @@ from .pending import Points, no_points, outstanding, proposed, rows_seen
 from .rule_state import check_state, saved_state
 from .summaries import LogsStatistics
 from .thompson_refinement import box_batch, paired_value_and_gradient
+from .thompson_signs import SignFeatures
 
 _FIRST_RANKS = 16  # candidates ranked per sample on the first try (see _discrete_batch)
 
@@ -68,13 +68,10 @@ class BatchThompsonSampling(
       samples in chunks (features once per chunk, one matrix product) and each sample's argmin
       is taken. ``exclude_evaluated`` screens without replacement; ``distinct`` replaces a point
       that an earlier sample of the batch already took by that sample's next best. With sign
-      features (the Tanimoto kernel's MinHash features), the features are drawn once per rule
-      (from ``seed``) and the candidates' features computed once and kept bit-packed
-      (:mod:`~trieste_scalable.sampling.feature_cache`): a batch then costs one pass of matrix
-      products, not a re-hash of the library; batches share the feature basis, their sample
-      weights are independent. ``redraw_features_every`` redraws the basis (and re-hashes the
-      library) every so many batches, so the prior parts of later batches' samples are not all
-      built on one draw of F features. Points
+      features (the Tanimoto kernel's MinHash features: :mod:`.thompson_signs`), the candidates'
+      features are computed once per draw and kept bit-packed, so a batch costs one pass of
+      matrix products, not a re-hash of the library; batches share the feature basis (redrawn
+      every ``redraw_features_every`` batches), their sample weights are independent. Points
       still being evaluated (asynchronous use, :mod:`.pending`) are excluded from the
       candidates, and the samples are conditioned on them observed at their posterior mean
       (kriging believer, :mod:`.pathwise_source`), so a batch does not pile up around them.
@@ -142,15 +139,12 @@ class BatchThompsonSampling(
         self._exclude_evaluated = exclude_evaluated
         self._distinct = distinct
         self._pool_size = pool_size
-        self._refine = refine
-        self._max_refine_iterations = max_refine_iterations
+        self._refine_iterations = max_refine_iterations if refine else 0
         self._seed = seed
         self._scoring_dtype = scoring_dtype
-        self._redraw_features_every = redraw_features_every
         self._remote_scoring = remote_scoring
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
-        self._signs: dict[int, SignCache] = {}  # by scorer: cached candidate features
-        self._sign_draws: dict[tuple[Any, ...], Draws] = {}  # their draws (the last only)
+        self._signs = SignFeatures(seed, redraw_features_every)
         self._evaluated = EvaluatedCandidates()
 
     def __repr__(self) -> str:
@@ -165,7 +159,8 @@ class BatchThompsonSampling(
         copy = object.__new__(type(self))
         memo[id(self)] = copy
         copy.__dict__.update(self.__dict__)
-        copy._scorers, copy._signs, copy._sign_draws = {}, {}, {}
+        copy._scorers = {}
+        copy._signs = self._signs.fresh()
         copy._evaluated = EvaluatedCandidates()
         return copy
 
@@ -207,16 +202,9 @@ class BatchThompsonSampling(
         scorer, paired = self._scorer(source)
         input_dim = int(space.dimension)
         cached = isinstance(space, DiscreteSearchSpace) and scorer.features.signs_only
-        every = self._redraw_features_every
-        generation = num_batches // every if every else 0  # of the cached sign features
-        if cached:  # the same draws until the next generation: drawn once (75 ms at F = 1,000)
-            key = (id(scorer), generation, input_dim, dtype)
-            if key not in self._sign_draws:
-                drawn = scorer.features.draw(
-                    tf.constant(_sign_seeds(self._seed, generation)), input_dim, dtype
-                )
-                self._sign_draws = {key: drawn}
-            draws = self._sign_draws[key]
+        generation = self._signs.generation(num_batches)
+        if cached:
+            draws = self._signs.draws(scorer, generation, input_dim, dtype)
         else:
             draws = scorer.features.draw(tf.constant(seeds[:2]), input_dim, dtype)
         weights = source.sample_weights(
@@ -231,8 +219,7 @@ class BatchThompsonSampling(
             assert isinstance(space, Box)
             pool_size = self._pool_size or 500 * int(space.dimension)
             pool = candidate_points(space, None, pool_size, int(seeds[0]))
-            refined = self._max_refine_iterations if self._refine else 0
-            batch = box_batch(space, pool, scorer, paired, draws, weights, refined)
+            batch = box_batch(space, pool, scorer, paired, draws, weights, self._refine_iterations)
         self._log(
             {
                 "sampling_seconds": sampled - start,
@@ -299,10 +286,9 @@ class BatchThompsonSampling(
             return lambda k: remote.lowest(*sample, k, excluded, generation)[1]
         signs = None
         if scorer.features.signs_only:
-            cache = self._signs.setdefault(
-                id(scorer), SignCache(scorer.features, scorer.feature_chunk_size)
+            signs = self._signs.of_candidates(
+                scorer, draws, candidates, weights.prior.dtype, generation
             )
-            signs = cache(draws, candidates, weights.prior.dtype, generation)
         mask = tf.constant(mask_of(excluded, int(candidates.shape[0])))
         return lambda k: scorer.lowest(candidates, mask, draws, weights, k, signs)[1].numpy()
 
@@ -317,9 +303,3 @@ class BatchThompsonSampling(
             )
             self._scorers[key] = (scorer, paired_value_and_gradient(features, source))
         return self._scorers[key]
-
-
-def _sign_seeds(seed: int, generation: int) -> np.ndarray:
-    """Seeds of a rule's ``generation``-th draw of sign features, apart from its batch seeds."""
-    key = [seed, 0, 7] + ([generation] if generation else [])  # the first as before redraws
-    return np.random.default_rng(key).integers(2**31, size=2)

@@ -6,21 +6,19 @@ subclasses condition on the data (``_absorb``, ``_refactorise``). The prediction
 
 from __future__ import annotations
 
-import math
 from abc import abstractmethod
 from typing import Any, Callable, Generic, Optional, TypeVar
 
 import gpflow
 import numpy as np
 import tensorflow as tf
-from gpflow.utilities import positive
 from trieste.data import Dataset
 from trieste.models.interfaces import SupportsGetKernel, TrainableProbabilisticModel
 
 from .data import ReplicatedData, aggregate, validate_dataset
 from .fit_objectives import FitObjectives
 from .fitter import HyperparameterFitter
-from .fitting import NOISE_FLOOR, FitSchedule
+from .fitting import FitSchedule, noise_parameter
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
 from .prediction import LatentPredictions
 from .summaries import write_model_summaries
@@ -98,25 +96,14 @@ class ReplicatedGPBase(
         exact_fit_limit: int = 1000,
         variance_optimism: float = 0.0,
     ):
-        if not (math.isfinite(noise_variance) and noise_variance > NOISE_FLOOR):
-            raise ValueError(
-                f"noise_variance must be finite and above {NOISE_FLOOR:g} (the models' floor), "
-                f"got {noise_variance}"
-            )
         if chunk_size <= 0:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-        if not (math.isfinite(variance_optimism) and variance_optimism >= 0):
-            raise ValueError(f"variance_optimism must be finite and >= 0, got {variance_optimism}")
         self._kernel = kernel
         parameters = list(kernel.parameters)
         self._dtype: tf.DType = tf.as_dtype(
             parameters[0].dtype if parameters else gpflow.default_float()
         )
-        with gpflow.config.as_context(gpflow.config.Config(float=self._dtype)):
-            # positive() builds its shift in the default float: build it in the model's dtype
-            self._noise = gpflow.Parameter(
-                noise_variance, transform=positive(NOISE_FLOOR), dtype=self._dtype
-            )
+        self._noise = noise_parameter(noise_variance, self._dtype)
         if prior_mean is not None and not np.isfinite(prior_mean):
             raise ValueError(f"prior_mean must be finite, got {prior_mean}")
         self._centre: Optional[float] = prior_mean  # fixed by the first update if None

@@ -23,12 +23,11 @@ from .fitting import (
     FitOutcome,
     FitSchedule,
     bounded_start,
-    credible_upper_variance,
     degeneracy,
     fit_hyperparameters,
     input_scales,
-    noise_share,
 )
+from .variance_optimism import credible_upper_variance, noise_share
 
 
 @dataclass
@@ -41,9 +40,9 @@ class HyperparameterFitter:
         during the first 100 evaluations, then at 25 % growth of the unique inputs).
     :param num_prior_samples: Draws from the priors scored as starts of each fit.
     :param variance_optimism: After each accepted fit, the signal variance is set
-        ``variance_optimism`` times the fit's noise share (:func:`~.fitting.noise_share`)
+        ``variance_optimism`` times the fit's noise share (:func:`~.variance_optimism.noise_share`)
         standard deviations of its Laplace posterior above the fit
-        (:func:`~.fitting.credible_upper_variance`); 0 keeps the fit (MAP).
+        (:func:`~.variance_optimism.credible_upper_variance`); 0 keeps the fit (MAP).
     :ivar outcomes: What every fit did, in order.
     :ivar rejections: Fits that failed, ended worse than they started or were degenerate, and
         were undone.
@@ -60,6 +59,12 @@ class HyperparameterFitter:
     _fitted_version: int = -1
     _fitted_variance: Optional[np.ndarray] = None  # the fit's variance, before optimism
     _losses: dict = field(default_factory=dict, repr=False, compare=False)  # see _compiled_loss
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.variance_optimism) and self.variance_optimism >= 0):
+            raise ValueError(
+                f"variance_optimism must be finite and >= 0, got {self.variance_optimism}"
+            )
 
     def __getstate__(self) -> dict:
         """Copies and pickles drop the compiled losses (they hold the model's variables)."""

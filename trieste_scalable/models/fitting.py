@@ -22,13 +22,13 @@ every later warm-started refit keeps that lengthscale. :func:`fit_hyperparameter
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 import gpflow
 import numpy as np
 import tensorflow as tf
+from gpflow.utilities import positive
 
 from ..numerics.linalg import CholeskyError
 
@@ -87,6 +87,23 @@ class FitOutcome:
 
 NOISE_FLOOR = 1e-12
 """The lower bound of the noise variance's positive transform: a model's noise stays above it."""
+
+
+def noise_parameter(noise_variance: float, dtype: tf.DType) -> gpflow.Parameter:
+    r"""The noise variance :math:`\lambda` as a parameter in ``dtype`` that stays above
+    :data:`NOISE_FLOOR`.
+
+    :raise ValueError: If ``noise_variance`` is not finite or not above the floor.
+    """
+    if not (np.isfinite(noise_variance) and noise_variance > NOISE_FLOOR):
+        raise ValueError(
+            f"noise_variance must be finite and above {NOISE_FLOOR:g} (the models' floor), "
+            f"got {noise_variance}"
+        )
+    with gpflow.config.as_context(gpflow.config.Config(float=dtype)):
+        # positive() builds its shift in the default float: build it in the model's dtype
+        return gpflow.Parameter(noise_variance, transform=positive(NOISE_FLOOR), dtype=dtype)
+
 
 MIN_LENGTHSCALE_SPACING = 0.1
 """A lengthscale below this fraction of the data's spacing is degenerate (:func:`degeneracy`);
@@ -192,7 +209,7 @@ def fit_hyperparameters(
                     for p, value in zip(parameters, saved)
                 ]
             )
-    scored = sorted((_loss_at(loss, parameters, s), k) for k, s in enumerate(starts))
+    scored = sorted((loss_at(loss, parameters, s), k) for k, s in enumerate(starts))
     variables = [v for p in parameters for v in p.trainable_variables]
     reason, attempts = "", 0
     for start_loss, k in scored[:max_attempts]:
@@ -201,10 +218,7 @@ def fit_hyperparameters(
         _assign(parameters, starts[k])
         attempts += 1
         try:
-            result = gpflow.optimizers.Scipy().minimize(
-                loss, variables, compile=False, options={"maxiter": max_iterations}
-            )
-            end = float(loss())
+            result, end = _minimize(loss, variables, max_iterations)
         except (CholeskyError, tf.errors.InvalidArgumentError) as error:
             reason = f"failed ({str(error).splitlines()[0]})"
             continue
@@ -236,60 +250,25 @@ def _bounded_refit(
     """One L-BFGS-B run of the parameters ``bounded`` leaves free; SciPy's result if it ended
     finite, no worse than its start and not degenerate, else ``None``."""
     free = bounded()
-    start = _loss_at(loss, free, [p.numpy() for p in free])
+    start = loss_at(loss, free, [p.numpy() for p in free])
     variables = [v for p in free for v in p.trainable_variables]
     if not (np.isfinite(start) and variables):
         return None
     try:
-        result = gpflow.optimizers.Scipy().minimize(
-            loss, variables, compile=False, options={"maxiter": max_iterations}
-        )
-        end = float(loss())
+        result, end = _minimize(loss, variables, max_iterations)
     except (CholeskyError, tf.errors.InvalidArgumentError):
         return None
     return result if np.isfinite(end) and end <= start and check() is None else None
 
 
-def noise_share(signal: float, noise: float) -> float:
-    r""":math:`\rho = \sigma_n^2 / (\sigma_f^2 + \sigma_n^2)`, the share of an observation's
-    variance a fit calls noise, in [0, 1] (1 where the variances are not finite and positive).
-
-    Fits on a UCB rule's clustered data go wrong by calling the signal noise (``docs/fitting.md``):
-    that needs a noise the fit can move and a noise comparable with the signal. Where the noise is
-    known and small (Trieste's ``build_gpr`` default, a hundredth of the variance: :math:`\rho
-    \approx 0.01`) the remedies scaled by :math:`\rho` (the variance's optimism,
-    :class:`~trieste_scalable.acquisition.ExplorationShare`) all but stand aside."""
-    if not (math.isfinite(signal) and math.isfinite(noise)) or signal + noise <= 0:
-        return 1.0
-    return min(1.0, max(0.0, noise / (signal + noise)))
-
-
-def credible_upper_variance(
-    loss: Callable[[], tf.Tensor], variance: gpflow.Parameter, z: float, step: float = 0.2
-) -> float:
-    """The signal variance at the upper end of its Laplace interval: :math:`\\exp(u + z s)`, with
-    :math:`u` the log of the fitted variance and :math:`s = (\\partial^2 L / \\partial u^2)^{-1/2}`
-    the standard deviation of :math:`u` under the posterior with the other hyperparameters held
-    at their fit (from a central second difference of ``loss`` with step ``step`` in
-    :math:`u`; :math:`s = 1` where the loss is not convex there, i.e. flat in the variance).
-    ``variance`` is left at its fitted value.
-
-    Why: fitted on a UCB rule's clustered, noisy data the likelihood is nearly flat in the
-    signal variance and its maximum falls far below the truth (0.012 where a fit on uniform
-    data says 0.050); a bound built with the variance the data cannot rule out at ``z``
-    standard deviations keeps exploring (``docs/fitting.md``).
-
-    :param loss: Negative log posterior of the hyperparameters (as fitted).
-    :param variance: The kernel's (positive) variance parameter, at its fitted value.
-    :param z: Standard deviations above the fit (> 0).
-    """
-    fitted = variance.numpy()
-    u = float(np.log(fitted))
-    around = [_loss_at(loss, [variance], [np.exp(u + d)]) for d in (-step, 0.0, step)]
-    variance.assign(fitted)
-    curvature = (around[0] + around[2] - 2.0 * around[1]) / step**2
-    spread = 1.0 / np.sqrt(curvature) if np.isfinite(curvature) and curvature > 0 else 1.0
-    return float(np.exp(u + z * min(spread, 1.0)))
+def _minimize(
+    loss: Callable[[], tf.Tensor], variables: Sequence[tf.Variable], max_iterations: int
+) -> tuple[Any, float]:
+    """One L-BFGS-B run of ``variables``: SciPy's result and the loss where it ended."""
+    result = gpflow.optimizers.Scipy().minimize(
+        loss, variables, compile=False, options={"maxiter": max_iterations}
+    )
+    return result, float(loss())
 
 
 def _prior_draw(parameter: gpflow.Parameter, seed: int) -> np.ndarray:
@@ -301,9 +280,11 @@ def _prior_draw(parameter: gpflow.Parameter, seed: int) -> np.ndarray:
     return prior.sample(shape, seed=tf.constant([seed, 0], tf.int32)).numpy()
 
 
-def _loss_at(
+def loss_at(
     loss: Callable[[], tf.Tensor], parameters: Sequence[gpflow.Parameter], values: list
 ) -> float:
+    """``loss`` with ``parameters`` assigned ``values`` (left so), or inf where it cannot be
+    computed or is not finite."""
     try:
         _assign(parameters, values)
         value = float(loss())
