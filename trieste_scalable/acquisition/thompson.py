@@ -16,6 +16,7 @@ from trieste.types import State, Tag, TensorType
 
 from ..numerics.bits import take_rows
 from ..numerics.rows import mask_of
+from ..sampling.feature_cache import SignStore
 from ..sampling.features import Draws, feature_map_for
 from ..sampling.pathwise import PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer, RemoteSampleScoring
@@ -101,6 +102,8 @@ class BatchThompsonSampling(
     :param redraw_features_every: With cached sign features (discrete spaces), draw new ones
         every this many batches (default: one draw per rule). Each redraw re-hashes every
         candidate (about as long as a few batches of scoring).
+    :param sign_store: Keeps the candidates' sign features across processes (discrete spaces,
+        the first draw: :class:`~.thompson_signs.SignFeatures`); by default nowhere.
     :param remote_scoring: Scores the samples over the discrete search space elsewhere (e.g.
         :class:`~trieste_scalable.campaigns.scoring_actors.ScoringActors`: a library store on
         Ray actors) with the same picks; by default in this process.
@@ -125,6 +128,7 @@ class BatchThompsonSampling(
         seed: int = 0,
         scoring_dtype: Optional[tf.DType] = None,
         redraw_features_every: Optional[int] = None,
+        sign_store: Optional[SignStore] = None,
         remote_scoring: Optional[RemoteSampleScoring] = None,
     ):
         sizes = dict(num_query_points=num_query_points, num_features=num_features)
@@ -144,7 +148,7 @@ class BatchThompsonSampling(
         self._scoring_dtype = scoring_dtype
         self._remote_scoring = remote_scoring
         self._scorers: dict[tuple[int, ...], tuple[ChunkedSampleScorer, Any]] = {}
-        self._signs = SignFeatures(seed, redraw_features_every)
+        self._signs = SignFeatures(seed, redraw_features_every, sign_store)
         self._evaluated = EvaluatedCandidates()
 
     def __repr__(self) -> str:

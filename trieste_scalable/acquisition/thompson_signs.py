@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 import tensorflow as tf
 
-from ..sampling.feature_cache import PackedSigns, SignCache
+from ..sampling.feature_cache import PackedSigns, SignCache, SignStore
 from ..sampling.features import Draws
 from ..sampling.scoring import ChunkedSampleScorer
 
@@ -21,17 +21,22 @@ class SignFeatures:
 
     :param seed: The rule's seed (the draws' seeds are apart from its batch seeds).
     :param redraw_every: Batches per generation.
+    :param store: Where the candidates' features under the first generation's draws are kept
+        across processes (:class:`~trieste_scalable.sampling.feature_cache.SignStore`): a
+        campaign resumed, or another on the same library with the same seed, reads them instead
+        of hashing the library again. Later generations are not kept (an entry per generation
+        would grow without bound).
     """
 
-    def __init__(self, seed: int, redraw_every: Optional[int]):
-        self._seed, self._every = seed, redraw_every
+    def __init__(self, seed: int, redraw_every: Optional[int], store: Optional[SignStore] = None):
+        self._seed, self._every, self._store = seed, redraw_every, store
         self._draws: dict[tuple[Any, ...], Draws] = {}  # the last generation's only
         self.caches: dict[int, SignCache] = {}
         """The candidates' packed features, by scorer."""
 
     def fresh(self) -> SignFeatures:
         """The same settings, nothing drawn or computed (a copy of a rule shares nothing)."""
-        return SignFeatures(self._seed, self._every)
+        return SignFeatures(self._seed, self._every, self._store)
 
     def generation(self, num_batches: int) -> int:
         """The generation of the draws the ``num_batches``-th batch uses."""
@@ -60,7 +65,8 @@ class SignFeatures:
         cache = self.caches.setdefault(
             id(scorer), SignCache(scorer.features, scorer.feature_chunk_size)
         )
-        return cache(draws, candidates, dtype, generation)
+        store = self._store if generation == 0 else None
+        return cache(draws, candidates, dtype, generation, store)
 
 
 def _sign_seeds(seed: int, generation: int) -> np.ndarray:

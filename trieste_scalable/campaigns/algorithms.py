@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import gpflow
 import numpy as np
@@ -30,6 +30,7 @@ from ..acquisition.pending import Points, outstanding, proposed, rows_seen
 from ..acquisition.rule_state import check_state, saved_state
 from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from ..numerics.bits import take_rows
+from ..problems.molecules import cached
 from ..sampling.scoring import RemoteSampleScoring
 from . import ALGORITHMS
 
@@ -192,6 +193,7 @@ def build(
             seed=seed,
             scoring_dtype=scoring,
             redraw_features_every=redraw_features_every,
+            sign_store=library_sign_store if screening else None,
             remote_scoring=remote_scoring,
         )
         return model, thompson
@@ -222,3 +224,19 @@ def build(
         rule = BBKB("global" if algorithm == "bbkb" else "global_local", **batches)
     nystrom = NystromGPR(kernel, noise_variance, data, dictionary=dictionary, **ucb_fit)
     return nystrom, _share(rule)
+
+
+def library_sign_store(
+    key: str, shape: tuple[int, ...], compute: Callable[[], np.ndarray]
+) -> np.ndarray:
+    """Batch TS's sign features of a screening library, kept in the cache directory beside its
+    fingerprints (:func:`~trieste_scalable.problems.molecules.cached`: checked on reading,
+    written atomically), so a resumed campaign, or another on the same library and seed,
+    does not hash the library again (a
+    :class:`~trieste_scalable.sampling.feature_cache.SignStore`)."""
+    return cached(
+        "sign-features",
+        key,
+        compute,
+        valid=lambda value: value.shape == shape and value.dtype == np.uint8,
+    )
