@@ -60,7 +60,7 @@ from trieste_scalable.problems.store import LibraryStore
 from trieste_scalable.problems.synthetic_library import TanimotoOracle
 
 path, actors, batch, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-at_picks = sys.argv[5] == "at-picks"
+at_picks, keep = sys.argv[5] == "at-picks", sys.argv[6] == "keep"
 start = time.perf_counter()
 if path.endswith(".npz"):  # part D: packed rows and oracle values made in memory
     library = np.load(path)
@@ -88,8 +88,11 @@ problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(pac
     num_molecules=len(values), index_keys=keys)
 remote = None
 if actors:
+    from trieste_scalable.campaigns.algorithms import LibrarySignStore
     from trieste_scalable.campaigns.scoring_actors import ScoringActors
-    remote = ScoringActors(store, actors)
+    from trieste_scalable.problems.molecules import cache_dir
+    remote = ScoringActors(store, actors,
+        sign_store=LibrarySignStore(str(cache_dir())) if keep else None)
 loaded = time.perf_counter() - start
 first = np.random.default_rng(0).choice(len(packed), size=batch, replace=False)
 data = Dataset(tf.constant(problem.points[first]), observed(first))
@@ -97,7 +100,7 @@ scale = float(np.var(data.observations.numpy()))
 model, rule = build("ts", data, kernel=Tanimoto(variance=scale, binary_inputs=True),
     noise_variance=0.01 * scale, width=ConfidenceWidth("constant", beta=2.0), batch_size=batch,
     max_batch_size=batch, fit_hyperparameters=False, seed=0, screening=True, selector="random",
-    remote_scoring=remote)
+    keep_sign_features=keep, remote_scoring=remote)
 ask_tell = AskTellOptimizer(problem.search_space, data, model, rule)
 from trieste_scalable.campaigns.scoring_actors import anonymous_rss, peak_rss
 anonymous = anonymous_rss()  # sampled after loading and after each batch
@@ -312,6 +315,12 @@ def main() -> None:
         help="part C: the oracle scores only the rows evaluated, not every row (no recall): "
         "for stores whose every row would take hours (10^8: ~2 h on 2 cores)",
     )
+    parser.add_argument(
+        "--keep-signs",
+        action="store_true",
+        help="part C: keep the library's sign features in the cache directory, as the command "
+        "does (a first run writes them, a later one reads them); by default hashed every run",
+    )
     parser.add_argument("--distinct", type=int, default=1_000_000)
     parser.add_argument("--base-bits", default=None, help="the base fingerprints, numpy.save'd")
     args = parser.parse_args()
@@ -331,7 +340,8 @@ def main() -> None:
             flags = ["-S"] if sys.flags.no_site else []  # part D on the GPU machine's site
             command = [sys.executable, *flags, "-c", CHILD, str(path), str(actors),
                        str(args.batch_size), str(args.batches),
-                       "at-picks" if args.oracle_at_picks else "all"]  # fmt: skip
+                       "at-picks" if args.oracle_at_picks else "all",
+                       "keep" if args.keep_signs else "fresh"]  # fmt: skip
             env = dict(os.environ, TRIESTE_SCALABLE_BINARY_PRODUCTS=products)
             done = subprocess.run(command, capture_output=True, text=True, env=env)
             if done.returncode:

@@ -15,7 +15,7 @@ from trieste.data import Dataset
 ray = pytest.importorskip("ray")
 
 from trieste_scalable.acquisition import BatchThompsonSampling, ConfidenceWidth  # noqa: E402
-from trieste_scalable.campaigns.algorithms import build  # noqa: E402
+from trieste_scalable.campaigns.algorithms import LibrarySignStore, build  # noqa: E402
 from trieste_scalable.campaigns.scoring_actors import (  # noqa: E402
     ScoringActors,
     actor_options,
@@ -96,6 +96,29 @@ def test_actors_pick_what_one_process_picks(
     threads = ray.get([actor.intra_op_threads.remote() for actor in remote._actors])
     share = threads_each(len(threads), True, usable_cores())  # one actor a shard
     assert threads == [share] * len(threads)
+
+
+def test_actors_keep_their_shards_signs_and_read_them_when_started_again(
+    local_cluster: None, tmp_path: Path
+) -> None:
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:1200]) + "\n")
+    store = build_store([library], tmp_path / "store", shard_size=450)
+    kept = LibrarySignStore(str(tmp_path / "signs"))  # as the command passes the driver's cache
+    expected = _batches(store.path, None)
+    first = ScoringActors(LibraryStore(store.path), 2, sign_store=kept)
+    picked = _batches(store.path, first)
+    entries = sorted((tmp_path / "signs").glob("sign-features-*.npy"))
+    assert len(entries) == len(LibraryStore(store.path).manifest["shards"])  # one a shard
+    written = [entry.stat().st_mtime_ns for entry in entries]
+    for actor in first._actors:
+        ray.kill(actor, no_restart=True)
+    again = ScoringActors(LibraryStore(store.path), 2, sign_store=kept)  # a resumed campaign's
+    repicked = _batches(store.path, again)
+    assert [entry.stat().st_mtime_ns for entry in entries] == written  # read, not rewritten
+    for batches in (picked, repicked):
+        for mine, theirs in zip(batches, expected):
+            np.testing.assert_array_equal(mine, theirs)
 
 
 @pytest.mark.parametrize(

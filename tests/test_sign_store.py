@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 
 from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
-from trieste_scalable.campaigns.algorithms import library_sign_store
+from trieste_scalable.campaigns.algorithms import LibrarySignStore
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.numerics.bits import PackedRows, pack_rows
 from trieste_scalable.sampling import TanimotoFeatures
@@ -89,23 +89,23 @@ def test_batch_ts_with_the_library_store_picks_the_same_in_a_new_process_and_aft
         return rule.acquire_single(space, model, data)(ThompsonState(3))[1].numpy()
 
     plain = batch()
-    np.testing.assert_array_equal(batch(sign_store=library_sign_store), plain)
+    np.testing.assert_array_equal(batch(sign_store=LibrarySignStore()), plain)
     (entry,) = tmp_path.glob("sign-features-*.npy")
     with monkeypatch.context() as patched:  # a new rule (a resumed campaign) reads the file
         _no_hashing(patched)
-        np.testing.assert_array_equal(batch(sign_store=library_sign_store), plain)
+        np.testing.assert_array_equal(batch(sign_store=LibrarySignStore()), plain)
 
     damaged = bytearray(entry.read_bytes())
     damaged[-1] ^= 0xFF  # a flipped byte: the entry's content hash no longer matches
     entry.write_bytes(bytes(damaged))
-    np.testing.assert_array_equal(batch(sign_store=library_sign_store), plain)
+    np.testing.assert_array_equal(batch(sign_store=LibrarySignStore()), plain)
     assert "is damaged" in capsys.readouterr().err  # reported, recomputed and rewritten
     with monkeypatch.context() as patched:
         _no_hashing(patched)
-        np.testing.assert_array_equal(batch(sign_store=library_sign_store), plain)
+        np.testing.assert_array_equal(batch(sign_store=LibrarySignStore()), plain)
 
     redrawn = BatchThompsonSampling(
-        5, num_features=64, chunk_size=64, redraw_features_every=1, sign_store=library_sign_store
+        5, num_features=64, chunk_size=64, redraw_features_every=1, sign_store=LibrarySignStore()
     )
     for step in range(3):  # generations 0, 1, 2: only the first draw's signs are kept
         redrawn.acquire_single(space, model, data)(ThompsonState(step))

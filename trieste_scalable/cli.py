@@ -60,11 +60,16 @@ def _screen(args: argparse.Namespace) -> int:
 
     remote = None
     if args.scoring_actors:
+        from .campaigns.algorithms import LibrarySignStore
         from .campaigns.scoring_actors import ScoringActors
+        from .problems.molecules import cache_dir
         from .problems.store import LibraryStore
 
         store = LibraryStore(args.library)
-        remote = ScoringActors(store, args.scoring_actors, address=args.ray_address)
+        kept = LibrarySignStore(str(cache_dir()))  # the actors' shards' signs: the driver's cache
+        remote = ScoringActors(
+            store, args.scoring_actors, address=args.ray_address, sign_store=kept
+        )
 
     def models(data: Any, remaining: int) -> tuple[Any, Any]:
         scale = float(np.var(data.observations.numpy())) or 1.0

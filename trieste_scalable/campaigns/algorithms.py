@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import gpflow
@@ -125,6 +126,7 @@ def build(
     budget: Optional[int] = None,
     redraw_features_every: Optional[int] = None,
     ratio_threshold: Optional[float] = None,
+    keep_sign_features: bool = True,
     remote_scoring: Optional[RemoteSampleScoring] = None,
     exploration_rate: Optional[float] = None,
     variance_optimism: Optional[float] = None,
@@ -145,6 +147,8 @@ def build(
         batches (see :class:`~.acquisition.BatchThompsonSampling`).
     :param ratio_threshold: The stopping threshold of the batch rules and the MINI rules'
         epochs (default the rules' 2; ignored by ``bkb``, ``ts`` and ``random``).
+    :param keep_sign_features: ``ts`` when screening: keep the library's sign features in the
+        cache directory (:class:`LibrarySignStore`).
     :param remote_scoring: ``ts``: scores the samples elsewhere (e.g. a library store's shards
         on Ray actors, :class:`~.scoring_actors.ScoringActors`).
     :param exploration_rate: With ``fit_hyperparameters``, the UCB-family rules (all but ``ts``
@@ -193,7 +197,7 @@ def build(
             seed=seed,
             scoring_dtype=scoring,
             redraw_features_every=redraw_features_every,
-            sign_store=library_sign_store if screening else None,
+            sign_store=LibrarySignStore() if screening and keep_sign_features else None,
             remote_scoring=remote_scoring,
         )
         return model, thompson
@@ -226,17 +230,27 @@ def build(
     return nystrom, _share(rule)
 
 
-def library_sign_store(
-    key: str, shape: tuple[int, ...], compute: Callable[[], np.ndarray]
-) -> np.ndarray:
+@dataclass(frozen=True)
+class LibrarySignStore:
     """Batch TS's sign features of a screening library, kept in the cache directory beside its
     fingerprints (:func:`~trieste_scalable.problems.molecules.cached`: checked on reading,
     written atomically), so a resumed campaign, or another on the same library and seed,
     does not hash the library again (a
-    :class:`~trieste_scalable.sampling.feature_cache.SignStore`)."""
-    return cached(
-        "sign-features",
-        key,
-        compute,
-        valid=lambda value: value.shape == shape and value.dtype == np.uint8,
-    )
+    :class:`~trieste_scalable.sampling.feature_cache.SignStore`).
+
+    :param directory: Where; by default the cache directory of the process that reads or writes
+        (scoring actors are given the driver's: on a cluster, the same path on each node).
+    """
+
+    directory: Optional[str] = None
+
+    def __call__(
+        self, key: str, shape: tuple[int, ...], compute: Callable[[], np.ndarray]
+    ) -> np.ndarray:
+        return cached(
+            "sign-features",
+            key,
+            compute,
+            valid=lambda value: value.shape == shape and value.dtype == np.uint8,
+            directory=None if self.directory is None else Path(self.directory),
+        )

@@ -32,7 +32,7 @@ from ..numerics.bits import PackedRows, shared_tensor
 from ..numerics.linalg import usable_cores
 from ..numerics.rows import mask_of
 from ..problems.store import LibraryStore, StoreError
-from ..sampling.feature_cache import SignCache
+from ..sampling.feature_cache import SignCache, SignStore
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import MeanFunction, PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer
@@ -102,11 +102,18 @@ class ShardScorer:
 
     :param path: The store's directory (a shared filesystem on a cluster).
     :param names: The shards this actor owns, contiguous and in store order.
+    :param sign_store: Keeps the shards' sign features (see :class:`ScoringActors`).
     :raise StoreError: If one of them is missing or does not match its hash.
     """
 
     def __init__(
-        self, path: str, names: list[str], num_features: int, chunk_size: int, products: Any
+        self,
+        path: str,
+        names: list[str],
+        num_features: int,
+        chunk_size: int,
+        products: Any,
+        sign_store: Optional[SignStore] = None,
     ):
         store = LibraryStore(path)
         store.verify(names)
@@ -115,7 +122,7 @@ class ShardScorer:
         self._mean = tf.Variable(tf.constant(0.0, tf.float64))
         features = feature_map_for(self._kernel, num_features)
         self._scorer = ChunkedSampleScorer(features, self._mean_function, chunk_size, products)
-        spill_dir = tempfile.gettempdir()
+        spill_dir, self._sign_store = tempfile.gettempdir(), sign_store
         self._shards = [
             (
                 PackedRows(shared_tensor(shard.bits), width, tf.float64),
@@ -163,7 +170,8 @@ class ShardScorer:
         samples = weights[0].shape[1]
         parts, start = [(np.zeros((samples, 0)), np.zeros((samples, 0), np.int64))], 0
         for rows, ids, cache in self._shards:
-            signs = cache(tensors, rows, sample.prior.dtype, draw)
+            kept = self._sign_store if draw == 0 else None  # the first draw only, as in-process
+            signs = cache(tensors, rows, sample.prior.dtype, draw, kept)
             lo, hi = np.searchsorted(excluded, [start, start + len(ids)])
             mask = tf.constant(mask_of(excluded[lo:hi] - start, len(ids)))
             values, index = self._scorer.lowest(rows, mask, tensors, sample, k, signs)
@@ -195,6 +203,8 @@ class ScoringActors:
     :param chunk_size: Rows per compiled call on an actor.
     :param products: The products' dtype (the rule's ``scoring_dtype``).
     :param address: A Ray cluster; ``None`` starts (or reuses) a local one.
+    :param sign_store: Where the actors keep their shards' sign features under the first draw
+        (:class:`~.algorithms.LibrarySignStore`), read by actors started again (on resuming).
     :raise StoreError: If a shard is missing or does not match its hash (each actor checks its
         own shards, where it reads them: on a cluster, its node's view of the store).
     """
@@ -208,6 +218,7 @@ class ScoringActors:
         chunk_size: int = 4096,
         products: Optional[tf.DType] = tf.float32,
         address: Optional[str] = None,
+        sign_store: Optional[SignStore] = None,
     ):
         import ray
 
@@ -228,7 +239,7 @@ class ScoringActors:
             max_restarts=2, max_task_retries=2, **options
         )
         self._actors: list[Any] = [
-            actor.remote(str(store.path), names, num_features, chunk_size, products)
+            actor.remote(str(store.path), names, num_features, chunk_size, products, sign_store)
             for names in ([shards[i]["name"] for i in g] for g in groups)
         ]
         self.seconds = dict(broadcast=0.0, score=0.0, merge=0.0)

@@ -210,8 +210,10 @@ def cached(
     valid: Callable[[np.ndarray], bool] = lambda value: True,
     mmap: bool | Literal["c"] = False,
     write: Optional[Callable[[Path], object]] = None,
+    directory: Optional[Path] = None,
 ) -> np.ndarray:
-    """``compute()``, stored in the cache directory under ``name`` and a hash of ``key``;
+    """``compute()``, stored in the cache directory (or ``directory``) under ``name`` and a hash
+    of ``key``;
     read-only and memory-mapped from the cache file with ``mmap`` (pages are read as used),
     copy-on-write with ``mmap="c"`` (a writable array; nothing is written back). ``write``, if
     given, writes the entry's ``.npy`` file itself (e.g. an array larger than memory, a part at a
@@ -226,7 +228,7 @@ def cached(
     """
     mode = ("r" if mmap is True else mmap) or None
     key_hash = hashlib.sha256(f"{CACHE_VERSION}|{key}".encode()).hexdigest()
-    path = cache_dir() / f"{name}-{key_hash[:20]}.npy"
+    path = (directory or cache_dir()) / f"{name}-{key_hash[:20]}.npy"
     checksum = path.with_suffix(".sha256")
     if path.is_file():
         try:
