@@ -110,3 +110,27 @@ def test_batch_ts_with_the_library_store_picks_the_same_in_a_new_process_and_aft
     for step in range(3):  # generations 0, 1, 2: only the first draw's signs are kept
         redrawn.acquire_single(space, model, data)(ThompsonState(step))
     assert len(list(tmp_path.glob("sign-features-*.npy"))) == 1
+
+
+def test_signs_that_cannot_be_kept_are_computed_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model, space, data = _model_and_space(300)
+    (tmp_path / "a-file").write_text("")  # the store's directory would be inside a file
+    unwritable = LibrarySignStore(str(tmp_path / "a-file" / "signs"))
+    computed = 0
+
+    def compute() -> np.ndarray:
+        nonlocal computed
+        computed += 1
+        return np.zeros((3, 2), np.uint8)
+
+    np.testing.assert_array_equal(unwritable("key", (3, 2), compute), np.zeros((3, 2)))
+    assert computed == 1  # once, not again after the failed write
+    assert "sign features not kept" in capsys.readouterr().err
+    rule = BatchThompsonSampling(5, num_features=64, chunk_size=64, sign_store=unwritable)
+    plain = BatchThompsonSampling(5, num_features=64, chunk_size=64)
+    np.testing.assert_array_equal(
+        rule.acquire_single(space, model, data)(ThompsonState(3))[1],
+        plain.acquire_single(space, model, data)(ThompsonState(3))[1],
+    )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -247,10 +248,23 @@ class LibrarySignStore:
     def __call__(
         self, key: str, shape: tuple[int, ...], compute: Callable[[], np.ndarray]
     ) -> np.ndarray:
-        return cached(
-            "sign-features",
-            key,
-            compute,
-            valid=lambda value: value.shape == shape and value.dtype == np.uint8,
-            directory=None if self.directory is None else Path(self.directory),
-        )
+        """The entry of ``key``, or ``compute()``'s, kept; where it cannot be kept (a directory
+        that cannot be made or written, e.g. the driver's path on a node without it), computed
+        with a warning: keeping the signs saves time, scoring never depends on it."""
+        computed: list[np.ndarray] = []
+
+        def once() -> np.ndarray:
+            if not computed:
+                computed.append(compute())
+            return computed[0]
+
+        directory = None if self.directory is None else Path(self.directory)
+        try:
+            return cached("sign-features", key, once, valid=_fits(shape), directory=directory)
+        except OSError as error:
+            print(f"sign features not kept ({error}); computed here", file=sys.stderr)
+            return once()
+
+
+def _fits(shape: tuple[int, ...]) -> Callable[[np.ndarray], bool]:
+    return lambda value: value.shape == shape and value.dtype == np.uint8
