@@ -40,6 +40,7 @@ from trieste_scalable.campaigns.evaluators import (
     InProcessEvaluator,
     run_objective,
 )
+from trieste_scalable.campaigns.logdir import write_atomically
 from trieste_scalable.campaigns.records import Job, LoggedEvaluations, jobs_to_resubmit
 from trieste_scalable.cli import main
 from trieste_scalable.errors import CampaignError
@@ -302,3 +303,13 @@ def test_a_foreign_chunk_cache_entry_is_recomputed(tmp_path: Path) -> None:
     again = _cached(fingerprint_chunk, tmp_path, ["CCO", "c1ccccc1"], ("bits", 2, 64))
     assert not np.array_equal(first[1], other[1])
     np.testing.assert_array_equal(again[1], first[1])
+
+
+def test_a_campaign_file_s_temporary_left_by_a_killed_writer_is_removed(tmp_path: Path) -> None:
+    host = socket.gethostname().replace(".", "-")
+    journal = tmp_path / "in_flight.json"
+    stale = tmp_path / f"in_flight.{host}.{_ended_pid()}.tmp.json"
+    stale.write_text('{"next_job": ')  # a writer killed mid-write
+    write_atomically(journal, '{"next_job": 3, "in_flight": []}')
+    assert journal.read_text() == '{"next_job": 3, "in_flight": []}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in_flight.json"]

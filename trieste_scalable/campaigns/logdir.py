@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Optional
 
 from ..errors import CampaignError
+from ..problems.molecules import replace_atomically
 
 try:
     import fcntl
@@ -75,10 +76,14 @@ class CampaignLock:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` all or nothing: a temporary file, fsync-ed, then renamed."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "w", newline="") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    """Write ``text`` to ``path`` all or nothing: a temporary file, fsync-ed, then renamed
+    (:func:`~trieste_scalable.problems.molecules.replace_atomically`, which also removes the
+    temporaries of writers that were killed)."""
+
+    def write(temporary: Path) -> None:
+        with open(temporary, "w", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    replace_atomically(path, write)

@@ -268,9 +268,11 @@ def _read_text(path: Path) -> str:
 
 def replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """``write`` to a temporary file beside ``path``, then rename it to ``path`` (the temporary
-    is removed on any error). A process killed mid-write leaves its temporary (a cache entry of
-    10^8 fingerprints is 13 GB): those of ``path`` that processes of this host no longer running
-    left are removed first; those of other hosts sharing the directory are left to them."""
+    is removed on any error): the package's one atomic write (cache entries; a campaign's files
+    through :func:`~trieste_scalable.campaigns.logdir.write_atomically`). A process killed
+    mid-write leaves its temporary (a cache entry of 10^8 fingerprints is 13 GB): those of
+    ``path`` that processes of this host no longer running left are removed first; those of
+    other hosts sharing the directory are left to them."""
     host = socket.gethostname().replace(".", "-")
     for stale in path.parent.glob(f"{path.stem}.{host}.*.tmp{path.suffix}"):
         pid = stale.name[len(f"{path.stem}.{host}.") :].split(".", 1)[0]
