@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Optional
 
 from ..errors import CampaignError
-from ..problems.molecules import replace_atomically
+from ..files import replace_atomically
 
 try:
     import fcntl
@@ -77,7 +77,7 @@ class CampaignLock:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` all or nothing: a temporary file, fsync-ed, then renamed
-    (:func:`~trieste_scalable.problems.molecules.replace_atomically`, which also removes the
+    (:func:`~trieste_scalable.files.replace_atomically`, which also removes the
     temporaries of writers that were killed)."""
 
     def write(temporary: Path) -> None:

@@ -24,14 +24,8 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from .molecules import (
-    CACHE_VERSION,
-    OBJECTIVES,
-    cache_dir,
-    fingerprint_width,
-    fingerprints,
-    replace_atomically,
-)
+from ..files import replace_atomically
+from .molecules import CACHE_VERSION, OBJECTIVES, cache_dir, fingerprint_width, fingerprints
 
 ChunkTask = Callable[[Sequence[str], tuple], tuple[np.ndarray, ...]]
 

@@ -31,9 +31,10 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
+from ..files import file_hash, replace_atomically
 from ..numerics.rows import index_keys, row_hashes
 from .labels import Labels
-from .molecules import cached, file_hash, replace_atomically
+from .molecules import cached
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"

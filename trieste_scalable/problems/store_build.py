@@ -15,9 +15,10 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
+from ..files import replace_atomically
 from ..numerics.rows import first_occurrences, row_hashes
 from .featurise import CHUNK_SIZE, fingerprint_chunk
-from .molecules import fingerprint_width, read_smiles, replace_atomically
+from .molecules import fingerprint_width, read_smiles
 from .store import (
     FORMAT_VERSION,
     MANIFEST,
