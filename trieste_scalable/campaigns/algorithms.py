@@ -260,7 +260,10 @@ class LibrarySignStore:
 
         directory = None if self.directory is None else Path(self.directory)
         try:
-            return cached("sign-features", key, once, valid=_fits(shape), directory=directory)
+            # memory-mapped: read into the caller's arrays from file pages, no second copy
+            return cached(
+                "sign-features", key, once, valid=_fits(shape), mmap=True, directory=directory
+            )
         except OSError as error:
             print(f"sign features not kept ({error}); computed here", file=sys.stderr)
             return once()
