@@ -190,12 +190,16 @@ class SignCache:
         key = f"{STORE_VERSION}|{features}|{dtype.name}|{width}|{points.shape}|{digest.hexdigest()}"
         num, octets = int(points.shape[0]), -(-self.features.num_features // 8)
 
+        computed: list[PackedSigns] = []
+
         def compute() -> np.ndarray:
-            packed = self._compute(draws, candidates, dtype)
-            flags = packed.nonzero.numpy().view(np.uint8)[:, None]
-            return np.concatenate([packed.bits.numpy(), flags], axis=1)
+            computed.append(self._compute(draws, candidates, dtype))
+            flags = computed[0].nonzero.numpy().view(np.uint8)[:, None]
+            return np.concatenate([computed[0].bits.numpy(), flags], axis=1)
 
         table = store(key, (num, octets + 1), compute)
+        if computed:  # just computed here: no second copy of what the store kept
+            return computed[0]
         bits, nonzero = self._empty((num, octets), np.uint8), self._empty((num,), np.int8)
         bits[...], nonzero[...] = table[:, :octets], table[:, octets].view(np.int8)
         return PackedSigns(shared_tensor(bits), shared_tensor(nonzero))
