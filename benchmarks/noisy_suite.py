@@ -5,8 +5,9 @@ Fantasizer batch UCB ("Fantasizer-KB") and its ``DiscreteThompsonSampling``, all
 user's path (Trieste's ``build_gpr`` for Trieste, our builders for ours: LogNormal priors, the
 noise fitted).
 
-Problems: 8 squared-exponential bumps on a 22^3 grid (10,648 candidates; lengthscale 0.25) and
-15 bumps on 3,000 random points in [0, 1]^3, values in [0, 1], noise std 0.25, 0.5 and 1 times
+Problems: 8 squared-exponential bumps on a 22^3 grid (10,648 candidates; lengthscale 0.25; three
+draws of the bumps: "grid22^3", "grid22^3 f1", "grid22^3 f2") and 15 bumps on 3,000 random points
+in [0, 1]^3, values in [0, 1], noise std 0.25, 0.5 and 1 times
 the range; 20 random initial points a seed. Prints per run the cumulative regret / that of uniform
 random search, the kernel variance fitted at the end against the one fitted on as many uniform
 random points ("collapsed" when below a fifth of it, the issue's criterion) and the wall time;
@@ -35,10 +36,15 @@ FITTED = dict(trainable_likelihood=True)
 
 
 def noisy_problems(noise_shares: tuple[float, ...] = (0.25, 0.5, 1.0)) -> list[DiscreteProblem]:
-    smooth = (grid_problem(22, 3, num_centres=8, noise_std=0.0), rkhs_problem(3000, 3, 15))
+    def grid(function_seed: int) -> tuple[str, DiscreteProblem]:
+        bumps = grid_problem(22, 3, num_centres=8, noise_std=0.0, seed=function_seed)
+        return bumps.name + (f" f{function_seed}" if function_seed else ""), bumps
+
+    rkhs = rkhs_problem(3000, 3, 15)
+    smooth = (grid(0), (rkhs.name, rkhs), grid(1), grid(2))
     return [
-        DiscreteProblem(f"{p.name} noise {share}", p.points, p.values, share * np.ptp(p.values))
-        for p in smooth
+        DiscreteProblem(f"{name} noise {share}", p.points, p.values, share * np.ptp(p.values))
+        for name, p in smooth
         for share in noise_shares
     ]
 
