@@ -8,10 +8,10 @@ noise fitted).
 Problems: 8 squared-exponential bumps on a 22^3 grid (10,648 candidates; lengthscale 0.25; three
 draws of the bumps: "grid22^3", "grid22^3 f1", "grid22^3 f2") and 15 bumps on 3,000 random points
 in [0, 1]^3, values in [0, 1], noise std 0.25, 0.5 and 1 times the range; 20 random initial
-points a seed. Prints per run the cumulative regret / that of uniform
-random search, the kernel variance fitted at the end against the one fitted on as many uniform
-random points ("collapsed" when below a fifth of it, the issue's criterion) and the wall time;
-then per problem the means over seeds and the ratios to Fantasizer-KB.
+points a seed. Prints per run the cumulative regret / that of uniform random search, the kernel
+variance fitted at the end against the one fitted on as many uniform random points ("collapsed"
+when below a fifth of it, the issue's criterion) and the wall time; then per problem the means
+over seeds and the ratios to Fantasizer-KB.
 """
 
 from __future__ import annotations
