@@ -4,11 +4,15 @@ anything is computed or written."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
+from pathlib import Path
 
 from . import __version__
 from .errors import UsageError
 
+DEFAULT_FINGERPRINT, DEFAULT_WIDTH = "atom-pair-counts", 2048
+"""``screen``'s fingerprint (``benchmarks/molpal_enamine.py``; ``docs/screening.md`` says why)."""
 MIN_NOISE_VARIANCE = 1e-12  # models.base.NOISE_FLOOR (not imported: parsing loads no TensorFlow)
 
 
@@ -68,6 +72,14 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
         "--workers N --asynchronous, about N + 1 keeps N novel candidates in flight, 2N + 1 "
         "also proposes ahead)",
     )
+    parser.add_argument(
+        "--batch-policy",
+        default="adaptive",
+        choices=["adaptive", "fixed"],
+        help="bbkb, bbkb-local, gp-bucb, mini-*: adaptive batches end by the stopping rule "
+        "(capped at --max-batch-size); fixed ones have --batch-size points every time (a "
+        "protocol such as MolPAL's), the last cut at the budget",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue the run in --logdir")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -76,7 +88,7 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
 def parser() -> argparse.ArgumentParser:
     """The command line: ``screen`` and ``optimize`` with their options."""
     from .problems import PROBLEMS
-    from .problems.molecules import BUILTIN_LIBRARIES, MOSES_FULL, OBJECTIVES
+    from .problems.molecules import BUILTIN_LIBRARIES, FINGERPRINTS, MOSES_FULL, OBJECTIVES
 
     parser = argparse.ArgumentParser(
         prog="trieste-scalable", description="Scalable GP Bayesian optimisation with Trieste."
@@ -93,13 +105,34 @@ def parser() -> argparse.ArgumentParser:
     screen.add_argument(
         "--objective",
         default="celecoxib-mpo",
-        help=f"{', '.join(sorted(OBJECTIVES))} (computed for the library up front), or with "
-        "--workers: python:module:function (SMILES -> float) or dock:TARGET (dockstring)",
+        help=f"{', '.join(sorted(OBJECTIVES))} (computed for the library up front), "
+        "table:FILE[:COLUMN] (your scores: a CSV/TSV with a SMILES column; the first numeric "
+        "column by default), python:module:function (SMILES -> float) or dock:TARGET "
+        "(dockstring; lower is better); in this process, or on Ray with --workers",
     )
     screen.add_argument(
-        "--lower-is-better", action="store_true", help="minimise a python: objective"
+        "--lower-is-better",
+        "--minimize",
+        dest="lower_is_better",
+        action="store_true",
+        help="the objective's scores are better when lower (e.g. docking energies); every "
+        "report shows them as they are",
     )
-    screen.add_argument("--fingerprint", default="bits", choices=["bits", "counts"])
+    screen.add_argument(
+        "--fingerprint",
+        default=None,
+        choices=list(FINGERPRINTS),
+        help=f"default {DEFAULT_FINGERPRINT} (a library store: its own); bits and counts are "
+        "Morgan's; counts get the MinMax kernel",
+    )
+    screen.add_argument(
+        "--radius", type=int, default=None, help="Morgan fingerprints' radius (default 2)"
+    )
+    screen.add_argument(
+        "--fingerprint-width", type=int, default=None,
+        help=f"fingerprint bits (default {DEFAULT_WIDTH}; counts take 3 bits a feature; "
+        "--width is the UCB rules' confidence width)",
+    )  # fmt: skip
     screen.add_argument("--noise", type=float, default=0.0, help="observation noise std")
     screen.add_argument("--initial", type=int, default=100, help="random initial molecules")
     screen.add_argument("--skip-invalid", action="store_true", help="drop unparseable SMILES")
@@ -127,7 +160,9 @@ def parser() -> argparse.ArgumentParser:
     )
     store.add_argument("library", nargs="+", help=".smi or .csv files (optionally .gz)")
     store.add_argument("--out", required=True, help="the store's directory")
-    store.add_argument("--fingerprint", default="bits", choices=["bits", "counts"])
+    store.add_argument("--fingerprint", default="bits", choices=list(FINGERPRINTS))
+    store.add_argument("--radius", type=int, default=2, help="Morgan fingerprints' radius")
+    store.add_argument("--fingerprint-width", type=int, default=1024, help="fingerprint bits")
     store.add_argument("--shard-size", type=int, default=1_000_000, help="molecules per shard")
     store.add_argument("--ray-address", default=None, help="a Ray cluster (default: local)")
     store.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -162,6 +197,8 @@ def validate(args: argparse.Namespace) -> None:
         if value is not None and value < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
     threshold, epochs = args.ratio_threshold, args.algorithm.startswith("mini")
+    if epochs and args.batch_policy == "fixed":
+        raise UsageError(f"--batch-policy fixed: {args.algorithm}'s epochs set its batches")
     if threshold is not None and not (threshold > 1 if epochs else threshold >= 1):
         bound = "above 1" if epochs else "at least 1"
         raise UsageError(f"--ratio-threshold must be {bound}, got {threshold}")
@@ -198,14 +235,22 @@ def _validate_screen(args: argparse.Namespace) -> None:
     except ValueError as error:
         raise UsageError(str(error)) from None
     if args.workers is None:
-        if not table:
-            raise UsageError(f"--objective {args.objective} is evaluated on workers: add --workers")
         options = ("asynchronous", "ray_address", "timeout", "latency")
         used = [name for name in options if getattr(args, name)]
         if used:
             raise UsageError(f"--{used[0].replace('_', '-')} needs --workers")
-    elif args.noise:
-        raise UsageError("--noise simulates noise on a table objective, not with --workers")
+    if args.noise and (args.workers is not None or not table):
+        raise UsageError(
+            "--noise simulates noise on an objective known up front (a built-in property or a "
+            "score table) evaluated in this process, not with --workers or an oracle"
+        )
+    for name in ("radius", "fingerprint_width"):
+        value = getattr(args, name)
+        if value is not None and value < (1 if name == "radius" else 8):
+            raise UsageError(
+                f"--{name.replace('_', '-')} must be at least "
+                f"{1 if name == 'radius' else 8}, got {value}"
+            )
 
 
 def check_counts(args: argparse.Namespace, num_candidates: int) -> None:
@@ -221,6 +266,46 @@ def check_counts(args: argparse.Namespace, num_candidates: int) -> None:
             f"--initial + --budget = {args.initial + args.budget} exceeds the "
             f"{num_candidates} candidates (screening never evaluates a candidate twice)"
         )
+
+
+LEGACY_FINGERPRINT = {"radius": 2, "fingerprint_width": 1024}
+"""The settings of campaigns logged before they could be chosen (Morgan, radius 2, 1,024 bits)."""
+
+
+def fill_in_fingerprint(args: argparse.Namespace) -> None:
+    """Resolve ``screen``'s fingerprint settings where they were not given: a resumed
+    campaign's own (its ``run.json``), a library store's, else the defaults
+    (:data:`DEFAULT_FINGERPRINT`, radius 2, :data:`DEFAULT_WIDTH` bits)."""
+    if args.command != "screen":
+        return
+    given = {"fingerprint": args.fingerprint, "radius": args.radius}
+    given["fingerprint_width"] = args.fingerprint_width
+    defaults = {"fingerprint": DEFAULT_FINGERPRINT, "radius": 2}
+    defaults["fingerprint_width"] = DEFAULT_WIDTH
+    if args.resume:
+        saved = _saved_settings(Path(args.logdir) / "run.json")
+        if "fingerprint" in saved:
+            defaults = {**LEGACY_FINGERPRINT, **saved}
+    else:
+        from .problems.store import is_store
+
+        if is_store(args.library):
+            from .problems.store import LibraryStore
+
+            stored = LibraryStore(args.library).fingerprint
+            defaults = dict(fingerprint=stored["kind"], radius=stored["radius"])
+            defaults["fingerprint_width"] = stored["size"]
+    for name, value in given.items():
+        setattr(args, name, defaults[name] if value is None else value)
+
+
+def _saved_settings(path: Path) -> dict:
+    """The settings of a campaign directory's ``run.json`` (empty if it cannot be read)."""
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return saved if isinstance(saved, dict) else {}
 
 
 def fill_in_batch_size(args: argparse.Namespace) -> None:

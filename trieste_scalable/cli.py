@@ -1,6 +1,7 @@
 """The ``trieste-scalable`` command (also ``python -m trieste_scalable``).
 
-- ``trieste-scalable screen``: a virtual-screening campaign over a molecular library;
+- ``trieste-scalable screen``: a virtual-screening campaign over a molecular library
+  (:func:`~trieste_scalable.campaigns.screen.screen` in Python);
 - ``trieste-scalable optimize``: the same over a built-in synthetic problem;
 - ``trieste-scalable featurise``: a sharded library store from SMILES files, for ``screen
   --library STORE`` (:mod:`~trieste_scalable.problems.store`).
@@ -16,101 +17,17 @@ import os
 import sys
 from typing import Any, Optional, Sequence
 
-from .arguments import check_counts, fill_in_batch_size, max_batch_size, parser, validate
+from .arguments import check_counts, fill_in_batch_size, fill_in_fingerprint, parser, validate
 from .errors import CampaignError, UsageError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
 
 
 def _screen(args: argparse.Namespace) -> int:
-    import numpy as np
+    from .campaigns.screen import run_screen
 
-    from .acquisition import ConfidenceWidth
-    from .campaigns.algorithms import build
-    from .campaigns.session import run_session
-    from .kernels import Tanimoto
-    from .problems.oracles import is_table_objective
-    from .problems.screening import screening_problem, screening_regulariser
-
-    try:
-        import rdkit  # noqa: F401
-    except ImportError:
-        raise CampaignError(
-            "screening needs RDKit: pip install 'trieste-scalable[molecules]'"
-        ) from None
-    oracle = _oracle(args)
-    print(f"featurising {args.library} (cached after the first run)...")
-    try:
-        problem = screening_problem(
-            args.library,
-            args.objective if is_table_objective(args.objective) else None,
-            args.fingerprint,
-            noise_std=args.noise,
-            skip_invalid=args.skip_invalid,
-            progress=not args.quiet,
-        )
-    except ValueError as error:  # the library or its settings: a usage error
-        raise UsageError(str(error)) from error
-    check_counts(args, len(problem.points))
-    print(
-        f"{args.algorithm} screening {len(problem.points)} unique fingerprints "
-        f"({problem.num_molecules} molecules) for {args.objective}; budget {args.budget}, "
-        f"logs in {args.logdir}"
-    )
-
-    remote = None
-    if args.scoring_actors:
-        from .campaigns.algorithms import LibrarySignStore
-        from .campaigns.scoring_actors import ScoringActors
-        from .problems.molecules import cache_dir
-        from .problems.store import LibraryStore
-
-        store = LibraryStore(args.library)
-        kept = LibrarySignStore(str(cache_dir()))  # the actors' shards' signs: the driver's cache
-        remote = ScoringActors(
-            store, args.scoring_actors, address=args.ray_address, sign_store=kept
-        )
-
-    def models(data: Any, remaining: int) -> tuple[Any, Any]:
-        scale = float(np.var(data.observations.numpy())) or 1.0
-        return build(
-            args.algorithm,
-            data,
-            kernel=Tanimoto(variance=scale, binary_inputs=True),
-            noise_variance=args.noise**2 + screening_regulariser(args.algorithm, scale),
-            width=ConfidenceWidth(args.width, beta=args.beta),
-            batch_size=args.batch_size,
-            max_batch_size=max_batch_size(args),
-            fit_hyperparameters=args.fit,
-            seed=args.seed,
-            screening=True,
-            selector="random",
-            budget=remaining,
-            num_inducing=args.inducing,
-            ratio_threshold=args.ratio_threshold,
-            remote_scoring=remote,
-        )
-
-    run_session(problem, vars(args), models, oracle)
+    run_screen(args)
     return 0
-
-
-def _oracle(args: argparse.Namespace) -> Any:
-    """The oracle of a campaign on workers (``None`` without ``--workers``)."""
-    if args.workers is None:
-        return None
-    from .problems.oracles import oracle_for
-
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        raise CampaignError(
-            "--workers needs Ray: pip install 'trieste-scalable[distributed]'"
-        ) from None
-    try:
-        return oracle_for(args.objective, args.lower_is_better)
-    except ValueError as error:
-        raise UsageError(str(error)) from error
 
 
 def _optimize(args: argparse.Namespace) -> int:
@@ -136,6 +53,7 @@ def _optimize(args: argparse.Namespace) -> int:
             width=ConfidenceWidth(args.width, beta=args.beta),
             batch_size=args.batch_size,
             max_batch_size=args.max_batch_size,
+            fixed_batches=args.batch_policy == "fixed",
             fit_hyperparameters=args.fit,
             seed=args.seed,
             budget=remaining,
@@ -165,6 +83,8 @@ def _featurise(args: argparse.Namespace) -> int:
         args.library,
         args.out,
         args.fingerprint,
+        args.radius,
+        args.fingerprint_width,
         shard_size=args.shard_size,
         chunk_map=ray_chunk_map(args.ray_address),
         progress=(lambda line: None) if args.quiet else print,
@@ -180,6 +100,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     if args.command != "featurise":
         fill_in_batch_size(args)
+        fill_in_fingerprint(args)
     try:
         if args.command == "featurise":
             return _featurise(args)

@@ -62,6 +62,7 @@ class BBKB(HallucinatedBatchRule):
         seed: int = 0,
         allow_repeats: bool = True,
         exclude_evaluated: bool = False,
+        fixed_batch_size: bool = False,
     ):
         rule: StoppingRule
         if stopping == "global":
@@ -73,8 +74,9 @@ class BBKB(HallucinatedBatchRule):
         self.stopping = stopping
         self._repr_extra = f"stopping={stopping!r}, "
         super().__init__(
-            rule, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated
-        )
+            rule, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated,
+            fixed_batch_size,
+        )  # fmt: skip
 
 
 class BKB(BBKB):
@@ -116,11 +118,13 @@ class GPBUCB(HallucinatedBatchRule):
         seed: int = 0,
         allow_repeats: bool = True,
         exclude_evaluated: bool = False,
+        fixed_batch_size: bool = False,
     ):
         stopping = ProductStopping(ratio_threshold)
         super().__init__(
-            stopping, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated
-        )
+            stopping, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated,
+            fixed_batch_size,
+        )  # fmt: skip
 
     def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:
         if not posterior.exact:

@@ -84,6 +84,10 @@ class HallucinatedBatchRule(
     :param seed: Seed of the candidate pools.
     :param allow_repeats: Whether a batch may select a candidate again.
     :param exclude_evaluated: Never select an evaluated candidate of a ``DiscreteSearchSpace``.
+    :param fixed_batch_size: Every batch has ``max_batch_size`` points (fewer only where fewer
+        candidates are left): the stopping rule is watched and logged but never ends a batch, as
+        in GP-BUCB with a fixed batch size (Desautels et al. 2014) or a screening protocol with a
+        set batch schedule.
     """
 
     _name = "ucb"
@@ -101,9 +105,13 @@ class HallucinatedBatchRule(
         seed: int,
         allow_repeats: bool = True,
         exclude_evaluated: bool = False,
+        fixed_batch_size: bool = False,
     ):
         if max_batch_size is not None and max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1 or None, got {max_batch_size}")
+        if fixed_batch_size and max_batch_size is None:
+            raise ValueError("fixed_batch_size needs max_batch_size, the size of every batch")
+        self._fixed = fixed_batch_size
         if pool_size < 1:
             raise ValueError(f"pool_size must be positive, got {pool_size}")
         self._stopping = stopping
@@ -214,7 +222,9 @@ class HallucinatedBatchRule(
             lazy.exclude(np.flatnonzero(excluded) + num_pending)
         selectable = lazy.num_selectable
         stopping = self._stopping.start(posterior, candidates, s2_0)
-        stop = _hallucinate_pending(posterior, stopping, candidates, num_pending)
+        stop = (
+            _hallucinate_pending(posterior, stopping, candidates, num_pending) and not self._fixed
+        )
         if num_pending:
             lazy.invalidate()
         chosen: list[int] = []
@@ -222,7 +232,7 @@ class HallucinatedBatchRule(
             index, variance = lazy.argmin()
             chosen.append(index)
             information += self._width.information_term(variance if exact else s2_0[index], exact)
-            stop = stopping.add(index, variance)
+            stop = stopping.add(index, variance) and not self._fixed
             full = len(chosen) >= (self._max_batch_size or np.inf)
             if stop or full or (not self._allow_repeats and len(chosen) == selectable):
                 break

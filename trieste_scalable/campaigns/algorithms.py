@@ -131,6 +131,7 @@ def build(
     remote_scoring: Optional[RemoteSampleScoring] = None,
     exploration_rate: Optional[float] = None,
     variance_optimism: Optional[float] = None,
+    fixed_batches: bool = False,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
 
@@ -159,7 +160,14 @@ def build(
     :param variance_optimism: With ``fit_hyperparameters``, the UCB-family rules' models raise
         the fitted signal variance this many times the fit's noise share Laplace standard
         deviations (default 2, 0 for none; never when screening: ``docs/fitting.md``).
+    :param fixed_batches: The adaptive rules (``bbkb``, ``bbkb-local``, ``gp-bucb``) propose
+        ``max_batch_size`` points every batch, their stopping rule only logged; the fixed-batch
+        rules (``ts``, ``random``) always do; ``bkb`` has batches of one.
+    :raise ValueError: On an unknown algorithm, or ``fixed_batches`` for the MINI rules (their
+        epochs are their batches).
     """
+    if fixed_batches and algorithm.startswith("mini"):
+        raise ValueError(f"{algorithm} cannot follow fixed batches: its epochs set its batches")
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
     if kernel is None:
@@ -216,9 +224,10 @@ def build(
     ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
     batches = dict(
         ucb,
-        max_batch_size=max_batch_size,
+        max_batch_size=batch_size if fixed_batches else max_batch_size,
         allow_repeats=allow_repeats and not screening,
         ratio_threshold=threshold,
+        fixed_batch_size=fixed_batches,
     )
     dictionary: Any = RidgeLeverageSampler(2.0, seed=seed)
     if algorithm == "gp-bucb":

@@ -16,6 +16,8 @@ from .records import EvaluationLog
 RESUMABLE = {"budget", "quiet", "resume", "logdir", "command", "batch_size", "max_batch_size"}
 RESUMABLE |= {"workers", "ray_address", "timeout"}  # where and how long evaluations run
 LIBRARY_HASH = "library_sha256"
+LEGACY_SETTINGS = {"batch_policy": "adaptive", "radius": 2, "fingerprint_width": 1024}
+"""Settings of campaigns logged before the setting existed: what they ran with."""
 RULE_STATE = "rule_state.json"
 
 
@@ -71,6 +73,9 @@ def check_same_campaign(
     if not isinstance(original, dict):
         raise CampaignError(f"{saved} is damaged: expected a JSON object of settings")
     logged_hash = original.pop(LIBRARY_HASH, None)
+    for key, value in LEGACY_SETTINGS.items():
+        if key in settings:
+            original.setdefault(key, value)
     changed = sorted(
         key
         for key in set(original) | set(settings)

@@ -79,7 +79,7 @@ class EvaluationLog:
     """``evaluations.csv`` of one campaign over ``problem`` (module docstring).
 
     :param score: Maps a candidate index and its observation to the value column (by default the
-        noise-free value, negated for screening: higher is better there).
+        noise-free value in the user's units and direction, ``problem.user_value``).
     """
 
     def __init__(
@@ -101,8 +101,7 @@ class EvaluationLog:
         return ["batch", "index", *self.problem.identity_columns(), "observed", value]
 
     def _noise_free(self, index: int, observed: float) -> float:
-        value = float(self.problem.values[index])
-        return -value if self.screening else value
+        return float(self.problem.user_value(self.problem.values[index]))
 
     def start(self) -> None:
         """Create the file with its header (atomically)."""

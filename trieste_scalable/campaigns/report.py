@@ -10,6 +10,7 @@ import numpy as np
 
 from ..problems import DiscreteProblem
 from ..problems.screening import ScreeningProblem
+from ..problems.top_k import TOP_K, top_k_found
 from .engine import CampaignResult
 from .records import EvaluationLog, LoggedEvaluations
 
@@ -34,11 +35,13 @@ def report(
     )
     known = bool(np.all(np.isfinite(problem.values)))
     if isinstance(problem, ScreeningProblem):
-        if known:
+        if problem.values_known:
             ids = logged.ids[told]
+            found = top_k_found(problem.values, ids)
             print(
                 f"recall of the library's top 1%: {problem.recall(ids, 0.01):.3f}, "
-                f"top 10%: {problem.recall(ids, 0.1):.3f}"
+                f"top 10%: {problem.recall(ids, 0.1):.3f}; of its top {TOP_K}: "
+                f"{found.smiles:.2f} found (SMILES), {found.scores:.2f} (scores)"
             )
         print("best molecules found (score, SMILES):")
         observed, ids = logged.observed[told], logged.ids[told]
@@ -80,15 +83,17 @@ def plot_summary(
     import matplotlib.pyplot as plt
 
     told = ~logged.failed
-    known = bool(np.all(np.isfinite(problem.values)))
     screening = isinstance(problem, ScreeningProblem)
-    recall = screening and known
+    recall = isinstance(problem, ScreeningProblem) and problem.values_known
     fig, axes = plt.subplots(1, 4 if recall else 3, figsize=(17 if recall else 13, 3.6))
     count = np.arange(1, told.sum() + 1)
-    if screening:  # the log's score column: the oracle's own value, higher is better
+    if screening:  # the log's score column: the user's own units and direction
         scores = [score(int(i), y) for i, y in zip(logged.ids[told], logged.observed[told])]
-        axes[0].plot(count, np.maximum.accumulate(scores), label="best")
-        axes[0].set(xlabel="evaluations told", ylabel="best score so far (higher is better)")
+        higher = problem.higher_is_better
+        best = np.maximum.accumulate if higher else np.minimum.accumulate
+        axes[0].plot(count, best(scores) if scores else [], label="best")
+        direction = "higher" if higher else "lower"
+        axes[0].set(xlabel="evaluations told", ylabel=f"best score so far ({direction} is better)")
     else:
         true = problem.values[logged.ids[told]]
         axes[0].plot(count, np.minimum.accumulate(true), label="best")

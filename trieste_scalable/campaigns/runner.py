@@ -187,10 +187,9 @@ class CampaignRun:
 
 
 def noise_free_score(problem: DiscreteProblem) -> Callable[[int, float], float]:
-    """The value column of a campaign evaluated in this process: the noise-free value, negated
-    for screening (a score: higher is better)."""
-    sign = -1.0 if problem.identity_columns() == ["smiles"] else 1.0
-    return lambda index, observed: sign * float(problem.values[index])
+    """The value column of a campaign evaluated in this process: the noise-free value in the
+    user's units and direction (a screen's score)."""
+    return lambda index, observed: problem.user_value(problem.values[index])
 
 
 def run_campaign(
@@ -215,8 +214,8 @@ def run_campaign(
     ids = problem.indices(initial.query_points)
     zeros = np.zeros(len(ids), dtype=np.int64)
     logged = LoggedEvaluations(zeros, zeros, ids, initial.observations.numpy()[:, 0])
-    screening, score = problem.identity_columns() == ["smiles"], noise_free_score(problem)
-    monitor = CampaignMonitor(problem, logdir, budget, progress, logged, score, screening, budget)
+    score, higher = noise_free_score(problem), problem.higher_is_better
+    monitor = CampaignMonitor(problem, logdir, budget, progress, logged, score, higher, budget)
     objective = problem.objective(seed + 1000)
     evaluator = InProcessEvaluator(lambda i: objective(int(i)), budget, GROUP_SECONDS)
     run = CampaignRun(problem, evaluator, monitor, list, logged=logged)

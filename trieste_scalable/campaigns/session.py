@@ -118,7 +118,7 @@ def _run(
     run: Optional[CampaignRun] = None
     try:
         evaluator = _evaluator(problem, settings, oracle, len(logged.ids))
-        higher = oracle.higher_is_better if oracle else files.log.screening
+        higher = oracle.higher_is_better if oracle else problem.higher_is_better
         monitor = CampaignMonitor(
             problem, str(logdir), settings["budget"], not settings["quiet"], logged, score,
             higher, evaluator.num_workers,
@@ -163,12 +163,15 @@ def _resumed(
 def _evaluator(
     problem: DiscreteProblem, settings: dict[str, Any], oracle: Optional[Oriented], logged: int
 ) -> Evaluator:
-    """Ray workers for an oracle; else this process, a whole batch in flight, with noise that a
-    resumed campaign draws afresh (its seed includes the evaluations logged)."""
+    """Ray workers for an oracle with ``--workers``; else this process, a whole batch in flight:
+    the oracle, or the problem's known values with noise that a resumed campaign draws afresh
+    (its seed includes the evaluations logged)."""
+    budget = settings["budget"] + settings["initial"]
     if oracle is None:
         observe = problem.objective(settings["seed"] + 1 + 7919 * logged)
-        budget = settings["budget"] + settings["initial"]
         return InProcessEvaluator(lambda i: observe(int(i)), budget, GROUP_SECONDS)
+    if settings.get("workers") is None:  # an oracle evaluated here, on each molecule's SMILES
+        return InProcessEvaluator(oracle, budget, GROUP_SECONDS)
     objective: Any = oracle
     if settings.get("latency"):
         objective = WithLatency(objective, settings["latency"], seed=settings["seed"])

@@ -1,11 +1,13 @@
 """Molecular libraries, Morgan fingerprints and a property oracle, all computed with RDKit.
 
 - Libraries: ``moses-20k`` / ``moses-100k`` (the MOSES subset shipped in ``data/``, see
-  ``scripts/make_moses_subset.py``), ``moses-full`` (all 1.9 M MOSES molecules, from the
+  ``scripts/make_moses_subset.py``), ``enamine-10k`` (MolPAL's Enamine10k, with its AmpC
+  docking scores as the score table ``table:enamine-10k-ampc``), ``moses-full`` (all 1.9 M MOSES molecules, from the
   ``molsets`` package's data files), or any ``.smi`` / ``.csv`` file of SMILES (optionally
   gzipped; a CSV needs a ``smiles`` column, any case).
-- Fingerprints: Morgan (ECFP-like) bit vectors, or count vectors in unary encoding (one bit per
-  "count >= j", j <= ``COUNT_CAP``) so that the Tanimoto kernel on them is MinMax on the counts.
+- Fingerprints (:data:`FINGERPRINTS`): Morgan (ECFP-like), atom-pair or topological-torsion bit
+  vectors, or their count vectors in unary encoding (one bit per "count >= j", j <=
+  ``COUNT_CAP``) so that the Tanimoto kernel on them is MinMax on the counts.
 - Objectives (higher is better here; the screening problem negates them because Trieste
   minimises): ``celecoxib-mpo``, ``qed``, ``logp``; see :data:`OBJECTIVES`.
 
@@ -30,7 +32,9 @@ import numpy as np
 from ..files import file_hash, replace_atomically
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-BUILTIN_LIBRARIES = {"moses-20k": 20_000, "moses-100k": 100_000}
+BUILTIN_LIBRARIES = {"moses-20k": 20_000, "moses-100k": 100_000, "enamine-10k": 10_560}
+ENAMINE_10K = DATA / "enamine10k"
+"""MolPAL's Enamine10k library and its AmpC docking scores (MIT, see its README and LICENSE)."""
 MOSES_FULL = "moses-full"
 MOSES_FILES = ("train.csv.gz", "test.csv.gz", "test_scaffolds.csv.gz")
 COUNT_CAP = 3
@@ -44,6 +48,8 @@ def load_smiles(library: str) -> list[str]:
     :raise ValueError: If the file does not exist, has no SMILES column or is empty, or
         ``moses-full`` is asked for without the ``molsets`` package.
     """
+    if library == "enamine-10k":
+        return list(read_smiles(ENAMINE_10K / "library.csv.gz"))
     if library in BUILTIN_LIBRARIES:
         with gzip.open(DATA / "moses_100k.smi.gz", "rt") as handle:
             return handle.read().split()[: BUILTIN_LIBRARIES[library]]
@@ -117,24 +123,54 @@ def parse(smiles: list[str], skip_invalid: bool = False) -> tuple[list, np.ndarr
     return [molecules[i] for i in kept], kept
 
 
+FINGERPRINTS: dict[str, tuple[str, bool]] = {
+    "morgan": ("morgan", False),
+    "morgan-counts": ("morgan", True),
+    "atom-pairs": ("atom-pairs", False),
+    "atom-pair-counts": ("atom-pairs", True),
+    "torsions": ("torsions", False),
+    "torsion-counts": ("torsions", True),
+    "bits": ("morgan", False),  # the names of Morgan fingerprints before 2026-11-28
+    "counts": ("morgan", True),
+}
+"""Fingerprint kinds by name: RDKit's generator (Morgan / ECFP, atom pairs, topological
+torsions) and whether it counts (unary-encoded, :func:`unary_counts`, so that the Tanimoto
+kernel on the bits is the MinMax kernel on the counts) or only flags features."""
+
+
+def check_fingerprint(kind: str, radius: int, size: int) -> None:
+    """:raise ValueError: On an unknown kind, a radius below 1 or a width below 8."""
+    if kind not in FINGERPRINTS:
+        raise ValueError(f"unknown fingerprint {kind!r}: choose from {', '.join(FINGERPRINTS)}")
+    if not (isinstance(radius, int) and radius >= 1):
+        raise ValueError(f"the fingerprint radius must be a positive integer, got {radius!r}")
+    if not (isinstance(size, int) and size >= 8):
+        raise ValueError(f"the fingerprint width must be an integer of at least 8, got {size!r}")
+
+
 def fingerprints(
     molecules: list, kind: str = "bits", radius: int = 2, size: int = 1024
 ) -> np.ndarray:
-    """Morgan fingerprints [N, size] (``bits``) or [N, size * COUNT_CAP] (``counts``, unary)."""
-    from rdkit.Chem import rdFingerprintGenerator
+    """Fingerprints of ``kind`` (:data:`FINGERPRINTS`) [N, size], or [N, size * COUNT_CAP] for
+    counts (unary); ``radius`` is Morgan's (atom pairs and torsions have none)."""
+    from rdkit.Chem import rdFingerprintGenerator as generators
 
-    generator = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=size)
-    if kind == "bits":
+    check_fingerprint(kind, radius, size)
+    family, counts = FINGERPRINTS[kind]
+    if family == "morgan":
+        generator = generators.GetMorganGenerator(radius=radius, fpSize=size)
+    elif family == "atom-pairs":
+        generator = generators.GetAtomPairGenerator(fpSize=size)
+    else:
+        generator = generators.GetTopologicalTorsionGenerator(fpSize=size)
+    if not counts:
         return np.stack([generator.GetFingerprintAsNumPy(m) for m in molecules]).astype(np.uint8)
-    if kind == "counts":
-        counts = np.stack([generator.GetCountFingerprintAsNumPy(m) for m in molecules])
-        return unary_counts(counts)
-    raise ValueError(f"fingerprint kind must be 'bits' or 'counts', got {kind!r}")
+    return unary_counts(np.stack([generator.GetCountFingerprintAsNumPy(m) for m in molecules]))
 
 
 def fingerprint_width(kind: str, size: int) -> int:
     """Columns of :func:`fingerprints` of ``kind`` with ``size`` bits."""
-    return size * (COUNT_CAP if kind == "counts" else 1)
+    return size * (COUNT_CAP if FINGERPRINTS.get(kind, ("", False))[1] else 1)
 
 
 def unary_counts(counts: np.ndarray, cap: int = COUNT_CAP) -> np.ndarray:

@@ -7,6 +7,8 @@ one molecule per task (:mod:`trieste_scalable.campaigns.distributed`). ``SPEC`` 
   better;
 - ``python:module:function``: any importable callable taking a SMILES and returning a float
   (or raising: a failed evaluation), higher is better unless ``--lower-is-better``;
+- ``table:FILE[:COLUMN]``: a score table (:mod:`.score_table`), looked up on the worker
+  (:class:`TableOracle`: a molecule without a score fails);
 - ``dock:TARGET``: AutoDock Vina through ``dockstring`` (the ``[docking]`` extra) against any of
   its prepared targets (e.g. ``dock:DRD2``); the docking score is in kcal/mol, lower is better; a
   molecule that cannot be prepared or docked is a failed evaluation.
@@ -21,9 +23,12 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from .molecules import OBJECTIVES
+from .score_table import TableSpec, is_score_table
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,29 @@ class PropertyOracle:
 
         molecules, _ = parse([smiles])  # raises on an unparseable SMILES
         return float(OBJECTIVES[self.name](molecules)[0])
+
+
+@dataclass(frozen=True)
+class TableOracle:
+    """A score table's score of a library molecule, by its SMILES as the library spells it
+    (the driver matched the table to the library by canonical SMILES once).
+
+    :ivar scores: SMILES -> score, for the molecules the table scores.
+    :ivar source: The table, named in the reason of a molecule it has no score for.
+    """
+
+    scores: dict[str, float]
+    source: str
+
+    @classmethod
+    def of(cls, labels: Sequence[str], scores: np.ndarray, source: str) -> TableOracle:
+        """The oracle of candidates ``labels`` [A] whose scores are ``scores`` [A] (NaN: none)."""
+        return cls({str(s): float(v) for s, v in zip(labels, scores) if np.isfinite(v)}, source)
+
+    def __call__(self, smiles: str) -> float:
+        if smiles not in self.scores:
+            raise LookupError(f"{self.source} has no score for this molecule")
+        return self.scores[smiles]
 
 
 @dataclass(frozen=True)
@@ -120,8 +148,11 @@ def oracle_for(spec: str, lower_is_better: bool = False) -> Oriented:
     """The oracle of an ``--objective`` value (module docstring), checked on the driver: the
     user's function imports and dockstring knows the target.
 
-    :raise ValueError: On an unknown or unloadable objective.
+    :raise ValueError: On an unknown or unloadable objective, or a score table (its oracle is
+        :meth:`TableOracle.of` the library's matched scores).
     """
+    if is_score_table(spec):
+        raise ValueError("a score table's oracle is made from the library: TableOracle.of")
     if is_table_objective(spec):
         return Oriented(PropertyOracle(spec), not lower_is_better)
     kind, _, rest = spec.partition(":")
@@ -147,16 +178,21 @@ def _check_docking_target(target: str) -> None:
 
 
 def is_table_objective(spec: str) -> bool:
-    """Whether the objective is a built-in property, known for the whole library up front (so
-    recall can be scored); other objectives are only known where evaluated.
+    """Whether the objective is a built-in property or a score table, known for the whole
+    library up front (so recall can be scored); other objectives are only known where
+    evaluated.
 
-    :raise ValueError: If ``spec`` is none of the three kinds (module docstring).
+    :raise ValueError: If ``spec`` is none of the four kinds (module docstring), or names a
+        score table that is not a file.
     """
     if spec in OBJECTIVES:
+        return True
+    if is_score_table(spec):
+        TableSpec.parse(spec)
         return True
     if spec.partition(":")[0] in ("python", "dock"):
         return False
     raise ValueError(
-        f"unknown objective {spec!r}: one of {sorted(OBJECTIVES)}, python:module:function or "
-        "dock:TARGET"
+        f"unknown objective {spec!r}: one of {sorted(OBJECTIVES)}, table:FILE[:COLUMN], "
+        "python:module:function or dock:TARGET"
     )

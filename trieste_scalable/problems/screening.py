@@ -1,13 +1,18 @@
 """A virtual-screening campaign as a discrete minimisation problem: candidates are the unique
-fingerprints of a molecular library, the objective is a property oracle evaluated once for the
-whole library (so recall of the best molecules can be scored)."""
+fingerprints of a molecular library, the objective a built-in property computed once for the
+whole library or a score table (:mod:`.score_table`), so recall of the best molecules can be
+scored, or an oracle known only where evaluated.
+
+Direction: the user's scores are higher-is-better (the default) or lower-is-better (docking
+energies, ``--lower-is-better``); ``values`` are always what Trieste minimises, and
+:meth:`ScreeningProblem.user_value` is the one conversion back to the user's units."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -17,9 +22,11 @@ from ..numerics.rows import first_occurrences
 from ..packed_space import PackedSearchSpace
 from .featurise import fingerprint_library, score_library
 from .labels import Labels
-from .molecules import OBJECTIVES, cached, fingerprint_width, load_smiles
+from .molecules import OBJECTIVES, cached, check_fingerprint, fingerprint_width, load_smiles
+from .score_table import is_score_table, table_scores
 from .store import LibraryStore, is_store
 from .synthetic import DiscreteProblem, values_bytes
+from .top_k import TOP_K, top_k_found
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,10 @@ class ScreeningProblem(DiscreteProblem):
     sharing their memory): a library takes D / 8 bytes a molecule, not 8 D.
 
     :ivar labels: SMILES of each candidate [A] (held compactly: :class:`.labels.Labels`).
+    :ivar higher_is_better: The user's direction: ``values`` are minus the user's scores where
+        higher is better, the scores themselves where lower is.
+    :ivar source: Where the scores come from, named in a failed evaluation's reason (e.g. the
+        score table's path) for a candidate whose value is NaN.
     :ivar num_molecules: Parsed molecules in the library (before fingerprint deduplication).
     :ivar index_keys: The candidates' row index keys (:func:`~..numerics.rows.index_keys`
         [2, A]) if known (a library store's, memory-mapped), so the index reads no candidate's
@@ -42,6 +53,8 @@ class ScreeningProblem(DiscreteProblem):
     labels: Labels = field(default_factory=lambda: Labels([]))
     num_molecules: int = 0
     index_keys: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
+    higher_is_better: bool = True  # type: ignore[misc]  # a field here, class-wide above
+    source: str = ""
 
     def __post_init__(self) -> None:
         assert isinstance(self.points, PackedRows)
@@ -56,10 +69,34 @@ class ScreeningProblem(DiscreteProblem):
     def indices(self, query_points: tf.Tensor | np.ndarray) -> np.ndarray:
         return self._index(pack_rows(np.asarray(query_points)))
 
+    def user_value(self, value: float) -> float:
+        return -float(value) if self.higher_is_better else float(value)
+
+    @property
+    def values_known(self) -> bool:
+        """Whether any candidate's value is known up front (a built-in property or a score
+        table, NaN where it has no score), so recall can be scored."""
+        return bool(np.any(np.isfinite(self.values)))
+
+    def objective(self, seed: int) -> Callable[[int], float]:
+        """The noisy value of a candidate by its index; a candidate without a value (a score
+        table's unscored molecule) fails with a reason naming it."""
+        observe = super().objective(seed)
+
+        def checked(index: int) -> float:
+            if np.isnan(self.values[index]):
+                raise LookupError(
+                    f"{self.source or 'the objective'} has no score for this molecule"
+                )
+            return observe(index)
+
+        return checked
+
     def recall_curve(self, evaluated: np.ndarray, fraction: float) -> np.ndarray:
-        """Recall of the top ``fraction`` after each of the ``evaluated`` indices [N]."""
-        size = max(1, int(np.ceil(fraction * len(self.values))))
-        top = np.argsort(self.values, kind="stable")[:size]
+        """Recall of the top ``fraction`` of the scored candidates after each of the
+        ``evaluated`` indices [N]."""
+        size = max(1, int(np.ceil(fraction * np.isfinite(self.values).sum())))
+        top = np.argsort(self.values, kind="stable")[:size]  # NaN (no score) sorts last
         first = np.zeros(len(self.values), dtype=bool)
         new = np.zeros(evaluated.size, dtype=bool)
         _, first_seen = np.unique(evaluated, return_index=True)
@@ -90,9 +127,12 @@ class ScreeningProblem(DiscreteProblem):
         return np.array([row == [self.labels[i]] for i, row in zip(index, logged)], dtype=bool)
 
     def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
+        found = top_k_found(self.values, evaluated, TOP_K)
         return {
             "recall_top1pct": self.recall(evaluated, 0.01),
             "recall_top10pct": self.recall(evaluated, 0.1),
+            f"top{TOP_K}_smiles": found.smiles,
+            f"top{TOP_K}_scores": found.scores,
         }
 
 
@@ -105,22 +145,33 @@ def screening_problem(
     noise_std: float = 0.0,
     skip_invalid: bool = False,
     progress: bool = False,
+    higher_is_better: bool = True,
 ) -> ScreeningProblem:
     """Parse, featurise (cached) and score (cached) a library, in chunks on every core
     (:mod:`.featurise`).
 
     :param library: A built-in library's name, a SMILES file or a library store's directory
         (:mod:`.store`: featurised already, duplicates removed, checked against its hashes).
-    :param objective: A built-in property, or ``None`` for an objective known only where it is
-        evaluated (``values`` are then NaN: evaluations come from an oracle on workers).
-    :raise ValueError: On an unknown objective, an empty library or unparseable SMILES.
+    :param objective: A built-in property, a score table (``table:FILE[:COLUMN]``,
+        :mod:`.score_table`: NaN where it has no score) or ``None`` for an objective known only
+        where it is evaluated (``values`` are then NaN: evaluations come from an oracle).
+    :param fingerprint: A kind of :data:`~.molecules.FINGERPRINTS`, ``radius`` (Morgan's) and
+        ``size`` (bits, before the unary encoding of counts) its settings.
+    :param higher_is_better: The direction of the user's scores (module docstring).
+    :raise ValueError: On an unknown objective or fingerprint, an empty library, unparseable
+        SMILES or a score table that cannot be used.
     """
-    if objective is not None and objective not in OBJECTIVES:
-        raise ValueError(f"unknown objective {objective!r}: choose from {sorted(OBJECTIVES)}")
+    if objective is not None and objective not in OBJECTIVES and not is_score_table(objective):
+        raise ValueError(
+            f"unknown objective {objective!r}: choose from {sorted(OBJECTIVES)} or "
+            "table:FILE[:COLUMN]"
+        )
+    check_fingerprint(fingerprint, radius, size)
     if noise_std < 0:
         raise ValueError(f"noise must be non-negative, got {noise_std}")
     if is_store(library):
-        return _store_problem(LibraryStore(library), objective, fingerprint, noise_std, progress)
+        store = LibraryStore(library)
+        return _store_problem(store, objective, fingerprint, noise_std, progress, higher_is_better)
     smiles = load_smiles(library)
     key = "\n".join(smiles)
     featurised: dict[str, np.ndarray] = {}
@@ -148,7 +199,7 @@ def screening_problem(
         mmap=True,
     )
     scores = np.full(kept.size, np.nan)
-    if objective is not None:
+    if objective is not None and not is_score_table(objective):
         name = objective
         scores = cached(
             f"objective-{objective}",
@@ -157,16 +208,41 @@ def screening_problem(
             lambda value: value.shape == (kept.size,) and bool(np.all(np.isfinite(value))),
         )
     first = first_occurrences(packed)
+    labels = Labels(smiles, kept[first])
+    values, source = _values(objective, labels, scores[first], higher_is_better, progress)
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {library}",
         # the rows a campaign reads, without the dense matrix, in memory shared with TensorFlow
         # and the search space
         points=PackedRows(shared_tensor(aligned_rows(packed, first)), width, tf.float64),
-        values=-scores[first],
+        values=values,
         noise_std=noise_std,
-        labels=Labels(smiles, kept[first]),
+        labels=labels,
         num_molecules=int(kept.size),
+        higher_is_better=higher_is_better,
+        source=source,
     )
+
+
+def _values(
+    objective: Optional[str],
+    labels: Labels,
+    scores: np.ndarray,
+    higher_is_better: bool,
+    progress: bool,
+) -> tuple[np.ndarray, str]:
+    """What Trieste minimises [A] for candidates ``labels`` [A] whose built-in property is
+    ``scores`` (NaN for an oracle's), or a score table's values where ``objective`` is one, and
+    the values' source (the table) for failed evaluations' reasons."""
+    if objective is None:  # minus NaN, the bits a campaign's content hash has always read
+        return np.broadcast_to(-np.float64(np.nan), scores.shape), ""
+    source = ""
+    if objective is not None and is_score_table(objective):
+        scores, source = (
+            table_scores(objective, list(labels), higher_is_better, progress),
+            objective,
+        )
+    return (-scores if higher_is_better else scores), source
 
 
 def _store_problem(
@@ -175,6 +251,7 @@ def _store_problem(
     fingerprint: str,
     noise_std: float,
     progress: bool,
+    higher_is_better: bool,
 ) -> ScreeningProblem:
     """The problem over a library store: its rows memory-mapped from one cached file
     (:meth:`~.store.LibraryStore.packed`) and indexed by their cached, mapped hashes, so the process
@@ -188,17 +265,17 @@ def _store_problem(
         )
     store.verify()
     labels = store.labels()
-    # an objective known only where it is evaluated: one NaN for every row, not N floats (minus
-    # NaN, the bits a campaign's content hash has always read: -np.full(N, nan))
-    values = np.broadcast_to(-np.float64(np.nan), (len(labels),))
-    if objective is not None:
+    # an objective known only where it is evaluated: one NaN for every row, not N floats
+    scores = np.broadcast_to(np.float64(np.nan), (len(labels),))
+    if objective is not None and not is_score_table(objective):
         name = objective
-        values = -cached(
+        scores = cached(
             f"objective-{objective}",
             f"store|{store.content_hash}",
             lambda: score_library(labels, name, progress=progress),
             lambda value: value.shape == (len(labels),) and bool(np.all(np.isfinite(value))),
         )
+    values, source = _values(objective, labels, scores, higher_is_better, progress)
     return ScreeningProblem(
         name=f"{objective or 'an oracle'} on {store.path.name}",
         points=PackedRows(shared_tensor(store.packed()), settings["width"], tf.float64),
@@ -207,6 +284,8 @@ def _store_problem(
         labels=labels,
         num_molecules=store.num_rows,
         index_keys=store.index_keys(),
+        higher_is_better=higher_is_better,
+        source=source,
     )
 
 

@@ -67,6 +67,15 @@ class DiscreteProblem:
 
         return observe
 
+    higher_is_better = False
+    """The direction of :meth:`user_value` (class-wide here: these problems are minimised)."""
+
+    def user_value(self, value: float) -> float:
+        """A value of ``values`` (Trieste's, minimised) in the user's units and direction: the
+        one place where a campaign's reports convert (screening problems negate it where higher
+        is better)."""
+        return float(value)
+
     def objective(self, seed: int) -> Callable[[int], float]:
         """The noisy value of a candidate by its index (what in-process campaigns evaluate); its
         noise comes from its own generator."""
