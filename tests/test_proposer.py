@@ -67,13 +67,14 @@ def test_results_are_told_at_once_before_the_next_ask_and_failures_never() -> No
 
 
 def test_a_rule_that_proposes_nothing_is_asked_again_only_after_a_result() -> None:
-    script = ScriptedAskTell([[], [4.0]])
+    script = ScriptedAskTell([[], [], [4.0]])
     proposer = BackgroundProposer(script, [])
     proposer.want(1)
     assert not proposer.wait(10.0)  # asked once, got nothing, will not ask again by itself
     assert not proposer.asking and script.calls == [("ask", 1)]
-    proposer.tell_later([_evaluation(1.0, None)])  # a failure is no new information
-    assert not proposer.wait(1.0) and script.calls == [("ask", 1)]
+    # a failure is news: it leaves the rule's pending points, which may have held the rule back
+    proposer.tell_later([_evaluation(1.0, None)])
+    assert not proposer.wait(10.0) and script.calls == [("ask", 1), ("ask", 2)]
     proposer.tell_later([_evaluation(2.0, 0.3)])
     assert proposer.wait(10.0)
     assert [p.point[0] for p in proposer.take(1)] == [4.0]

@@ -182,7 +182,7 @@ def test_worker_settings_are_checked_before_anything_runs(
 ) -> None:
     base = ["screen", "--library", str(library), "--logdir", str(tmp_path / "run"), "--quiet"]
     cases = {
-        ("--objective", "python:m:f"): "add --workers",
+        ("--objective", "python:m:f"): "cannot load objective",  # in this process: loaded first
         ("--objective", "vina"): "unknown objective",
         ("--asynchronous",): "--asynchronous needs --workers",
         ("--latency", "1"): "--latency needs --workers",

@@ -16,7 +16,9 @@ DEFAULT_FINGERPRINT, DEFAULT_WIDTH = "atom-pair-counts", 2048
 MIN_NOISE_VARIANCE = 1e-12  # models.base.NOISE_FLOOR (not imported: parsing loads no TensorFlow)
 
 
-def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch: int) -> None:
+def _common(
+    parser: argparse.ArgumentParser, algorithm: str, budget: int, batch: int, policy: str
+) -> None:
     from .campaigns import ALGORITHMS
 
     parser.add_argument("--algorithm", default=algorithm, choices=ALGORITHMS)
@@ -30,7 +32,7 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
         help=f"for fixed-batch rules (default {batch}; with --asynchronous, how many points are "
         "proposed at once: default twice the number of workers)",
     )
-    parser.set_defaults(batch_size_default=batch)
+    parser.set_defaults(batch_size_default=batch, batch_policy_default=policy)
     parser.add_argument(
         "--max-batch-size",
         type=int,
@@ -74,11 +76,11 @@ def _common(parser: argparse.ArgumentParser, algorithm: str, budget: int, batch:
     )
     parser.add_argument(
         "--batch-policy",
-        default="adaptive",
+        default=None,
         choices=["adaptive", "fixed"],
-        help="bbkb, bbkb-local, gp-bucb, mini-*: adaptive batches end by the stopping rule "
-        "(capped at --max-batch-size); fixed ones have --batch-size points every time (a "
-        "protocol such as MolPAL's), the last cut at the budget",
+        help="bbkb, bbkb-local, gp-bucb: adaptive batches end by the stopping rule (capped at "
+        "--max-batch-size); fixed ones have --batch-size points every time (a protocol such as "
+        f"MolPAL's), the last cut at the budget (default: {policy}; a resumed campaign's own)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resume", action="store_true", help="continue the run in --logdir")
@@ -153,7 +155,7 @@ def parser() -> argparse.ArgumentParser:
         default=None,
         help="ts over a library store: score its shards on N Ray actors (same picks)",
     )
-    _common(screen, "ts", 1000, 100)
+    _common(screen, "gp-bucb", 1000, 100, "fixed")
 
     store = commands.add_parser(
         "featurise", help="build a sharded library store from SMILES files (on Ray)"
@@ -175,7 +177,7 @@ def parser() -> argparse.ArgumentParser:
     opt.add_argument("--kernel-variance", type=float, default=0.1)
     opt.add_argument("--noise-variance", type=float, default=0.01, help="lambda")
     opt.add_argument("--logdir", default="runs/optimize", help="outputs and TensorBoard logs")
-    _common(opt, "bbkb", 300, 10)
+    _common(opt, "bbkb", 300, 10, "adaptive")
     return parser
 
 
@@ -272,21 +274,28 @@ LEGACY_FINGERPRINT = {"radius": 2, "fingerprint_width": 1024}
 """The settings of campaigns logged before they could be chosen (Morgan, radius 2, 1,024 bits)."""
 
 
-def fill_in_fingerprint(args: argparse.Namespace) -> None:
-    """Resolve ``screen``'s fingerprint settings where they were not given: a resumed
-    campaign's own (its ``run.json``), a library store's, else the defaults
-    (:data:`DEFAULT_FINGERPRINT`, radius 2, :data:`DEFAULT_WIDTH` bits)."""
+def fill_in_defaults(args: argparse.Namespace) -> None:
+    """Resolve the settings whose defaults depend on the campaign where they were not given:
+    ``--batch-policy`` (a resumed campaign's own, ``adaptive`` for one logged before it
+    existed; else the command's, ``adaptive`` for the MINI rules and asynchronous campaigns)
+    and ``screen``'s fingerprint (a resumed campaign's own, a library store's, else
+    :data:`DEFAULT_FINGERPRINT`, radius 2, :data:`DEFAULT_WIDTH` bits). Drops the stored
+    default."""
+    saved = _saved_settings(Path(args.logdir) / "run.json") if args.resume else {}
+    policy = args.__dict__.pop("batch_policy_default")
+    if args.algorithm.startswith("mini") or asynchronous(args):
+        policy = "adaptive"  # MINI's epochs are its batches; workers take points as they free
+    if args.batch_policy is None:
+        args.batch_policy = saved.get("batch_policy", "adaptive") if saved else policy
     if args.command != "screen":
         return
     given = {"fingerprint": args.fingerprint, "radius": args.radius}
     given["fingerprint_width"] = args.fingerprint_width
     defaults = {"fingerprint": DEFAULT_FINGERPRINT, "radius": 2}
     defaults["fingerprint_width"] = DEFAULT_WIDTH
-    if args.resume:
-        saved = _saved_settings(Path(args.logdir) / "run.json")
-        if "fingerprint" in saved:
-            defaults = {**LEGACY_FINGERPRINT, **saved}
-    else:
+    if "fingerprint" in saved:
+        defaults = {**LEGACY_FINGERPRINT, **saved}
+    elif not args.resume:
         from .problems.store import is_store
 
         if is_store(args.library):

@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Any, Optional, Sequence
 
-from .arguments import check_counts, fill_in_batch_size, fill_in_fingerprint, parser, validate
+from .arguments import check_counts, fill_in_batch_size, fill_in_defaults, parser, validate
 from .errors import CampaignError, UsageError
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
@@ -100,7 +100,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     if args.command != "featurise":
         fill_in_batch_size(args)
-        fill_in_fingerprint(args)
+        fill_in_defaults(args)
     try:
         if args.command == "featurise":
             return _featurise(args)

@@ -38,7 +38,7 @@ from ..numerics.bits import take_rows
 from ..numerics.linalg import chunked_map
 from .candidates import EvaluatedCandidates, candidate_rows, check_search_space, objective_of
 from .confidence import ConfidenceWidth
-from .pending import Points, no_points, outstanding, proposed
+from .pending import Points, failed_points, no_points, outstanding, proposed
 from .rule_state import check_state, saved_state
 from .summaries import LogsStatistics
 
@@ -58,6 +58,7 @@ class MiniMetaState:
     :ivar incumbent: The previous epoch's incumbent :math:`\\eta` (MINI-GP-EI), if any.
     :ivar pending: Points proposed and not told yet (:mod:`.pending`).
     :ivar seen: Dataset rows when they were proposed.
+    :ivar failed: Points whose evaluation failed (:mod:`.pending`): never picked again.
     """
 
     epochs: int = 0
@@ -68,6 +69,7 @@ class MiniMetaState:
     incumbent: Optional[float] = None
     pending: Points = ()
     seen: int = 0
+    failed: Points = ()
 
 
 MAX_REPEATS = 10_000
@@ -189,7 +191,8 @@ class EpochRule(
             state = replace(state, pending=proposed(pending, nothing), seen=evaluated)
             if pending.size and not self._exclude_evaluated:
                 return state, nothing  # the epoch is still being evaluated
-            best = self._best_point(search_space, model, dataset, evaluated, pending)
+            failed = failed_points(state.failed, dataset)
+            best = self._best_point(search_space, model, dataset, evaluated, pending, failed)
             if best is None:
                 return state, nothing  # every candidate left is pending
             point, beta, incumbent = best
@@ -223,6 +226,7 @@ class EpochRule(
         dataset: Optional[Dataset],
         evaluated: int,
         pending: np.ndarray,
+        failed: np.ndarray,
     ) -> Optional[tuple[tf.Tensor, float, Optional[float]]]:
         """The epoch's candidate [1, D], its width and its incumbent (``None`` if every
         candidate left is pending)."""
@@ -232,6 +236,9 @@ class EpochRule(
             mean, variance = chunked_map(model.predict, rows, _CHUNK)  # once per epoch
             incumbent = self._incumbent(model, dataset, mean[:, 0])
             scores = self._scores(mean[:, 0], variance[:, 0], beta, incumbent).numpy()
+            scores[self._evaluated.among(search_space, failed)] = np.inf
+            if not np.isfinite(scores).any():
+                return None
             if self._exclude_evaluated:
                 scores[self._evaluated(search_space, dataset)] = np.inf
                 scores[self._evaluated.among(search_space, pending)] = np.inf

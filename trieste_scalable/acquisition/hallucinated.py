@@ -34,7 +34,7 @@ from trieste.types import State, Tag, TensorType
 from ..numerics.bits import Rows, prepend_rows, take_rows
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
-from .pending import Points, outstanding, proposed, rows_seen
+from .pending import Points, failed_points, outstanding, proposed, rows_seen
 from .protocols import InBatchPosteriorLike, SupportsHallucination
 from .rule_state import check_state, saved_state
 from .stopping import StoppingRule
@@ -52,6 +52,7 @@ class BatchUCBState:
     :ivar last_batch_size: Size of the last batch.
     :ivar pending: Points proposed and not told yet (:mod:`.pending`).
     :ivar seen: Dataset rows when they were proposed.
+    :ivar failed: Points whose evaluation failed: never proposed again, never hallucinated.
     """
 
     information: Optional[float] = None
@@ -59,6 +60,7 @@ class BatchUCBState:
     last_batch_size: int = 0
     pending: Points = ()
     seen: int = 0
+    failed: Points = ()
 
 
 class HallucinatedBatchRule(
@@ -166,7 +168,8 @@ class HallucinatedBatchRule(
             pending = outstanding(state.pending, state.seen, dataset)
             excluded = None
             if isinstance(search_space, DiscreteSearchSpace):
-                excluded = np.zeros(int(candidates.shape[0]), dtype=bool)
+                failed = failed_points(state.failed, dataset)
+                excluded = self._evaluated.among(search_space, failed)
                 if self._exclude_evaluated:
                     excluded |= self._evaluated(search_space, dataset)
                 if not self._allow_repeats:

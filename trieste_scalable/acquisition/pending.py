@@ -10,11 +10,17 @@ pending point whenever the dataset holds it at all, which loses track of a point
 
 In a synchronous loop every batch is told before the next acquisition, so nothing is pending and
 the rules behave exactly as without this.
+
+A point whose evaluation *failed* will never be told: the campaign moves it from ``pending`` to
+the state's ``failed`` points (:func:`with_failures`). Rules never propose a failed candidate of a
+discrete space again, and never count it as in-flight variance (a stopping rule that did would
+end every batch after a few failures, and a MINI epoch would wait for it forever).
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import replace
+from typing import Any, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -25,6 +31,32 @@ from ..numerics.rows import row_keys
 
 Points = tuple[tuple[float, ...], ...]
 """Points as nested tuples (frozen, hashable and JSON-able, as ``State`` values should be)."""
+
+
+def with_failures(state: Any, points: np.ndarray) -> Any:
+    """``state`` after the evaluations of ``points`` [F, D] failed: one copy of each taken off
+    its ``pending`` points (where it is one) and kept in its ``failed`` ones. A state without
+    ``failed`` (a rule of the user's) is returned as it is: its failed points stay pending, as
+    before."""
+    if not len(points) or state is None or not hasattr(state, "failed"):
+        return state
+    points = np.asarray(points, dtype=np.float64)
+    pending = np.asarray(state.pending, dtype=np.float64).reshape(-1, points.shape[1])
+    keep = np.ones(len(pending), dtype=bool)
+    keys = row_keys(pending) if len(pending) else np.zeros(0)
+    for key in row_keys(points):
+        copies = np.flatnonzero((keys == key) & keep)
+        keep[copies[:1]] = False
+    failed = proposed(
+        np.asarray(state.failed, dtype=np.float64).reshape(-1, points.shape[1]), points
+    )
+    return replace(state, pending=proposed(pending[keep], pending[:0]), failed=failed)
+
+
+def failed_points(failed: Points, dataset: Optional[Dataset]) -> np.ndarray:
+    """The failed points of a rule's state [F, D] (:func:`with_failures`; [0, 0] if none),
+    checked as :func:`outstanding` checks pending ones."""
+    return outstanding(failed, rows_seen(dataset), dataset)
 
 
 def outstanding(pending: Points, seen: int, dataset: Optional[Dataset]) -> np.ndarray:

@@ -31,7 +31,7 @@ from .candidates import (
     space_dtype,
 )
 from .pathwise_source import PathwiseSource, pathwise_source
-from .pending import Points, no_points, outstanding, proposed, rows_seen
+from .pending import Points, failed_points, no_points, outstanding, proposed, rows_seen
 from .rule_state import check_state, saved_state
 from .summaries import LogsStatistics
 from .thompson_refinement import box_batch, paired_value_and_gradient
@@ -44,12 +44,13 @@ _FIRST_RANKS = 16  # candidates ranked per sample on the first try (see _discret
 @dataclass(frozen=True)
 class ThompsonState:
     """Number of batches drawn so far (it seeds the next batch, so a restored Ask/Tell run draws
-    the samples it would have drawn) and the points proposed and not told yet
-    (:mod:`.pending`)."""
+    the samples it would have drawn), the points proposed and not told yet and those whose
+    evaluation failed (:mod:`.pending`)."""
 
     num_batches: int = 0
     pending: Points = ()
     seen: int = 0
+    failed: Points = ()
 
 
 class BatchThompsonSampling(
@@ -182,7 +183,10 @@ class BatchThompsonSampling(
             state = state or ThompsonState()
             seeds = np.random.default_rng([self._seed, state.num_batches]).integers(2**31, size=4)
             pending = outstanding(state.pending, state.seen, dataset)
-            batch = self._batch(search_space, model, dataset, seeds, pending, state.num_batches)
+            failed = failed_points(state.failed, dataset)
+            batch = self._batch(
+                search_space, model, dataset, seeds, pending, state.num_batches, failed
+            )
             new_pending, seen = proposed(pending, batch), rows_seen(dataset)
             return replace(
                 state, num_batches=state.num_batches + 1, pending=new_pending, seen=seen
@@ -199,6 +203,7 @@ class BatchThompsonSampling(
         seeds: np.ndarray,
         pending: np.ndarray,
         num_batches: int,
+        failed: Optional[np.ndarray] = None,
     ) -> tf.Tensor:
         start = time.perf_counter()
         dtype = space_dtype(space)
@@ -216,6 +221,8 @@ class BatchThompsonSampling(
         )
         sampled = time.perf_counter()
         if isinstance(space, DiscreteSearchSpace):
+            if failed is not None and len(failed):  # never proposed, never conditioned on
+                pending = np.concatenate([pending.reshape(-1, failed.shape[1]), failed])
             batch = self._discrete_batch(
                 space, scorer, draws, weights, dataset, pending, generation
             )

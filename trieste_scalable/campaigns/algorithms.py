@@ -28,7 +28,7 @@ from ..acquisition import (
     MiniGPUCB,
 )
 from ..acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
-from ..acquisition.pending import Points, outstanding, proposed, rows_seen
+from ..acquisition.pending import Points, failed_points, outstanding, proposed, rows_seen
 from ..acquisition.rule_state import check_state, saved_state
 from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from ..numerics.bits import take_rows
@@ -41,11 +41,13 @@ from . import ALGORITHMS
 @dataclass(frozen=True)
 class RandomState:
     """Batches drawn so far by :class:`RandomRule` (it seeds the next batch) and the points
-    proposed and not told yet (:mod:`~trieste_scalable.acquisition.pending`)."""
+    proposed and not told yet and those that failed
+    (:mod:`~trieste_scalable.acquisition.pending`)."""
 
     num_batches: int = 0
     pending: Points = ()
     seen: int = 0
+    failed: Points = ()
 
 
 class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]):
@@ -73,7 +75,10 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
             check_state(state, RandomState, self)
             state = state or RandomState()
             pending = outstanding(state.pending, state.seen, dataset)
-            allowed = np.flatnonzero(~(evaluated | self._evaluated.among(search_space, pending)))
+            failed = failed_points(state.failed, dataset)
+            excluded = self._evaluated.among(search_space, pending)
+            excluded |= self._evaluated.among(search_space, failed)
+            allowed = np.flatnonzero(~(evaluated | excluded))
             size = min(self._batch_size, allowed.size)  # the last batch shrinks to what is left
             rng = np.random.default_rng([self._seed, state.num_batches])
             index = rng.choice(allowed, size=size, replace=False)

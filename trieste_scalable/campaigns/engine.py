@@ -12,9 +12,10 @@ model what finished and asks the rule for more on its own thread (Trieste's
 workers' share plus twice the evaluations expected to finish during one acquisition. A rule
 may propose nothing while points are in flight; it is asked again after the next result.
 
-A failed evaluation is recorded, never told: it stays pending in the rule's state, so the rules
-that exclude pending points never propose it again (a MINI-META epoch with repeats waits for
-its failed repeat: the loop then stops with an error rather than wait forever).
+A failed evaluation is recorded, never told: it moves from the rule state's pending points to its
+failed ones (:func:`~trieste_scalable.acquisition.pending.with_failures`), so no rule proposes it
+again nor counts it as in-flight variance. Whole batches are told in submission order, so a seed
+gives the same campaign on any evaluator.
 """
 
 from __future__ import annotations
@@ -223,7 +224,9 @@ def _whole_batches(
         if not in_hand:
             asks += 1
             start = time.perf_counter()
-            tell(ask_tell, held)  # told lazily, as the rule would have seen them on arrival
+            # told lazily, in submission order: the same campaign whatever order the evaluator
+            # returned them in (Ray workers finish in any order)
+            tell(ask_tell, sorted(held, key=lambda e: e.key))
             held.clear()
             points = ask_tell.ask().numpy()
             asked(points, time.perf_counter() - start)
@@ -239,7 +242,7 @@ def _whole_batches(
             result.evaluations.extend(finished)
             if on_results is not None:
                 on_results(finished)  # logged as it arrives: a crash redoes none of them
-    tell(ask_tell, held)
+    tell(ask_tell, sorted(held, key=lambda e: e.key))
 
 
 class _Submissions:

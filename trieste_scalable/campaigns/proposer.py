@@ -28,6 +28,7 @@ import tensorflow as tf
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 
+from ..acquisition.pending import with_failures
 from .evaluators import Evaluation
 
 
@@ -87,11 +88,11 @@ class BackgroundProposer:
             return [self._in_hand.popleft() for _ in range(min(count, len(self._in_hand)))]
 
     def tell_later(self, finished: list[Evaluation]) -> None:
-        """Tell the evaluations that did not fail before the next acquisition."""
-        told = [e for e in finished if not e.failed]
-        if told:
+        """Tell the evaluations before the next acquisition (:func:`tell`: the failed ones
+        leave the rule's pending points)."""
+        if finished:
             with self._cond:
-                self._untold.extend(told)
+                self._untold.extend(finished)
                 self._new_results = True
                 self._cond.notify_all()
 
@@ -163,7 +164,14 @@ class BackgroundProposer:
 
 
 def tell(ask_tell: AskTellOptimizer, evaluations: list[Evaluation]) -> None:
-    """Tell the optimizer those of ``evaluations`` that did not fail, in one dataset."""
+    """Tell the optimizer those of ``evaluations`` that did not fail, in one dataset, and move
+    the failed ones from its rule's pending points to its failed ones
+    (:func:`~trieste_scalable.acquisition.pending.with_failures`)."""
+    failed = [e.point for e in evaluations if e.failed]
+    if failed:
+        # Trieste's AskTellOptimizer has no setter for its rule's state: set its attribute
+        state = with_failures(ask_tell.acquisition_state, np.stack(failed))
+        ask_tell._acquisition_state = state  # type: ignore[attr-defined]
     told = [e for e in evaluations if not e.failed]
     if told:
         dtype = ask_tell.dataset.query_points.dtype

@@ -9,8 +9,8 @@ numbered (a job) and, in a campaign directory, made durable in this order
 2. when evaluations finish they are appended to ``evaluations.csv`` (failures with their
    error), then ``in_flight.json`` is rewritten without them, then the model is told.
 
-A failed evaluation is logged, never told: it stays pending in the rule's state, so the rules
-that exclude pending points never propose it again. :func:`run_campaign` is the same run from
+A failed evaluation is logged, never told: it is among the failed points of the rule's state,
+so no rule proposes it again. :func:`run_campaign` is the same run from
 Python, without a directory.
 """
 
@@ -130,10 +130,12 @@ class CampaignRun:
         pending = np.asarray(self.problem.points[failed + [job.index for job in resubmit]])
         if state is None and (failed or resubmit) and hasattr(rule, "state_type"):
             state = rule.state_type()
-        if state is not None:
-            state = dataclasses.replace(
-                state, pending=proposed(pending[:0], pending), seen=len(data)
-            )
+        if state is not None:  # a rule of the user's whose state has no failed points: pending
+            lost = np.asarray(self.problem.points[failed])
+            fields = dict(pending=proposed(again[:0], again), failed=proposed(lost[:0], lost))
+            if not hasattr(state, "failed"):
+                fields = dict(pending=proposed(pending[:0], pending))
+            state = dataclasses.replace(state, seen=len(data), **fields)
         offset, earlier = self.round, [job.batch for job in resubmit]
 
         def before_submit(points: np.ndarray, asks: np.ndarray, state: Any) -> None:

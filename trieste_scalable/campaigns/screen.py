@@ -28,7 +28,7 @@ import numpy as np
 
 from ..arguments import (
     fill_in_batch_size,
-    fill_in_fingerprint,
+    fill_in_defaults,
     max_batch_size,
     parser,
     validate,
@@ -76,7 +76,7 @@ def settings_of(**settings: Any) -> argparse.Namespace:
         raise TypeError(f"screen() has no setting {unknown[0]!r} (settings: {known})")
     vars(args).update(settings)
     fill_in_batch_size(args)
-    fill_in_fingerprint(args)
+    fill_in_defaults(args)
     validate(args)
     return args
 
@@ -108,6 +108,7 @@ def run_screen(args: argparse.Namespace) -> ScreenResult:
             "screening needs RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
     higher = not (args.lower_is_better or args.objective.startswith("dock:"))
+    oracle = None if is_table_objective(args.objective) else _oracle(args, None)
     print(f"featurising {args.library} (cached after the first run)...")
     try:
         problem = screening_problem(
@@ -124,7 +125,8 @@ def run_screen(args: argparse.Namespace) -> ScreenResult:
     except ValueError as error:  # the library or its settings: a usage error
         raise UsageError(str(error)) from error
     check_counts(args, len(problem.points))
-    oracle = _oracle(args, problem)
+    if is_table_objective(args.objective):
+        oracle = _oracle(args, problem)
     print(
         f"{args.algorithm} screening {len(problem.points)} unique fingerprints "
         f"({problem.num_molecules} molecules) for {args.objective}; budget {args.budget}, "
@@ -159,10 +161,11 @@ def run_screen(args: argparse.Namespace) -> ScreenResult:
     return ScreenResult(result, problem, Path(args.logdir), evaluated)
 
 
-def _oracle(args: argparse.Namespace, problem: ScreeningProblem) -> Optional[Any]:
+def _oracle(args: argparse.Namespace, problem: Optional[ScreeningProblem]) -> Optional[Any]:
     """Where evaluations come from: ``None`` for an objective known up front and evaluated in
     this process (the problem's values, with their noise); else an oracle, run on Ray workers
-    with ``--workers`` and in this process without."""
+    with ``--workers`` and in this process without (checked before the library is featurised;
+    a score table's after, from the ``problem`` it is matched to)."""
     from ..problems.oracles import Oriented, TableOracle, is_table_objective, oracle_for
     from ..problems.score_table import is_score_table
 
@@ -176,6 +179,7 @@ def _oracle(args: argparse.Namespace, problem: ScreeningProblem) -> Optional[Any
     elif is_table_objective(args.objective):
         return None
     if is_score_table(args.objective):
+        assert problem is not None
         scores = np.array([problem.user_value(v) for v in problem.values])
         table = TableOracle.of(problem.labels, scores, args.objective)
         return Oriented(table, problem.higher_is_better)

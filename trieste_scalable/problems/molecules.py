@@ -2,9 +2,9 @@
 
 - Libraries: ``moses-20k`` / ``moses-100k`` (the MOSES subset shipped in ``data/``, see
   ``scripts/make_moses_subset.py``), ``enamine-10k`` (MolPAL's Enamine10k, with its AmpC
-  docking scores as the score table ``table:enamine-10k-ampc``), ``moses-full`` (all 1.9 M MOSES molecules, from the
-  ``molsets`` package's data files), or any ``.smi`` / ``.csv`` file of SMILES (optionally
-  gzipped; a CSV needs a ``smiles`` column, any case).
+  docking scores as the score table ``table:enamine-10k-ampc``), ``moses-full`` (all 1.9 M
+  MOSES molecules, from the ``molsets`` package's data files), or any ``.smi`` / ``.csv`` file
+  of SMILES (optionally gzipped; a CSV needs a ``smiles`` column, any case).
 - Fingerprints (:data:`FINGERPRINTS`): Morgan (ECFP-like), atom-pair or topological-torsion bit
   vectors, or their count vectors in unary encoding (one bit per "count >= j", j <=
   ``COUNT_CAP``) so that the Tanimoto kernel on them is MinMax on the counts.
