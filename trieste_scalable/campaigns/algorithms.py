@@ -84,7 +84,8 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
             index = rng.choice(allowed, size=size, replace=False)
             batch = take_rows(candidate_rows(search_space), index)
             seen = rows_seen(dataset)
-            return RandomState(state.num_batches + 1, proposed(pending, batch), seen), batch
+            new = RandomState(state.num_batches + 1, proposed(pending, batch), seen, state.failed)
+            return new, batch
 
         return state_func
 

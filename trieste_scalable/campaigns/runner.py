@@ -80,6 +80,7 @@ class CampaignRun:
         self.problem, self.evaluator, self.monitor = problem, evaluator, monitor
         self.payload, self.files, self.next_job = payload, files, next_job
         self.ids, self.batches = list(logged.ids), list(logged.batches)
+        self.jobs = list(logged.jobs)
         self.observed = list(logged.observed)
         self.round = int(logged.batches.max()) if logged.batches.size else 0
         self.in_flight: dict[int, Job] = {}  # by the evaluator's key
@@ -108,9 +109,14 @@ class CampaignRun:
             )
 
     def told(self) -> Dataset:
-        ids, batches = np.asarray(self.ids, np.int64), np.asarray(self.batches, np.int64)
-        logged = LoggedEvaluations(ids, batches, ids, np.asarray(self.observed, np.float64))
-        return logged.told(self.problem.points)
+        """What the model is told: the evaluations that did not fail, in submission (job)
+        order, whatever order they finished in, so a seed gives the same campaign on any
+        evaluator."""
+        order = np.argsort(np.asarray(self.jobs, np.int64), kind="stable")
+        ids = np.asarray(self.ids, np.int64)[order]
+        batches = np.asarray(self.batches, np.int64)[order]
+        observed = np.asarray(self.observed, np.float64)[order]
+        return LoggedEvaluations(ids, batches, ids, observed).told(self.problem.points)
 
     def proceed(
         self,
@@ -181,6 +187,7 @@ class CampaignRun:
             self.files.log.append(jobs, evaluations)
             self.files.journal.write(list(self.in_flight.values()), self.next_job)
         for job, e in zip(jobs, evaluations):
+            self.jobs.append(job.job)
             self.ids.append(job.index)
             self.batches.append(job.batch)
             self.observed.append(np.nan if e.value is None else e.value)

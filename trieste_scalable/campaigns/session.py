@@ -13,10 +13,11 @@ log does not hold, rebuilds the model from the log and restores the rule's state
 the failed evaluations as its pending points: nothing logged is evaluated again or lost, no
 batch's random seeds are replayed.
 
-Failure behaviour: a new campaign that fails before its first acquisition (e.g. Ray did not
-start, or the model could not be built) removes ``run.json``, the log, ``in_flight.json`` and
-``rule_state.json``, so a corrected rerun is not blocked; one whose every initial evaluation
-failed keeps its log, the record of why.
+Failure behaviour: a new campaign that fails before it logged any evaluation (e.g. Ray did not
+start) removes ``run.json``, the log, ``in_flight.json`` and ``rule_state.json``, so a corrected
+rerun is not blocked; one that logged evaluations keeps every one of them (``--resume``
+continues from them), and one whose every initial evaluation failed keeps its log, the record
+of why.
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ def _run(
         with monitor:
             result = _proceed(run, settings, build, still, files)
     except Exception as error:
-        new = not settings["resume"] and (run is None or run.round == 0)
+        # an evaluation on record is never erased: the campaign resumes from it
+        new = not settings["resume"] and (run is None or not run.ids)
         if new and not isinstance(error, InitialDesignFailed):
             for path in (saved, files.log.path, files.journal.path, files.rule_state):
                 path.unlink(missing_ok=True)  # nothing to block a corrected rerun
