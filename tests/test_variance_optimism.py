@@ -112,3 +112,23 @@ def test_raising_does_not_compound_over_refits() -> None:
     model.update(more)
     model.optimize(more)
     assert float(model.get_kernel().variance.numpy()) == pytest.approx(once, rel=0.3)
+
+
+def test_the_builders_apply_the_command_lines_remedy_when_the_noise_is_fitted() -> None:
+    from trieste.space import Box
+
+    from trieste_scalable.models import build_adaptive_svgp, build_nystrom_gpr, build_replicated_gpr
+    from trieste_scalable.models.builders import RECOMMENDED_VARIANCE_OPTIMISM
+
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.uniform(size=(20, 2)))
+    data = Dataset(x, tf.reduce_sum(x**2, axis=1, keepdims=True))
+    space = Box([0.0, 0.0], [1.0, 1.0])
+    for build in (build_nystrom_gpr, build_replicated_gpr):
+        fitted = build(data, space, trainable_likelihood=True)
+        assert fitted.fitter.variance_optimism == RECOMMENDED_VARIANCE_OPTIMISM == 2.0
+        assert build(data, space).fitter.variance_optimism == 0.0  # the noise known: no remedy
+        chosen = build(data, space, trainable_likelihood=True, variance_optimism=0.5)
+        assert chosen.fitter.variance_optimism == 0.5
+    svgp = build_adaptive_svgp(data, space, trainable_likelihood=True, inducing=10)
+    assert svgp.fitter.variance_optimism == 0.0  # Thompson sampling needs no optimism

@@ -31,6 +31,7 @@ from ..acquisition.candidates import EvaluatedCandidates, candidate_rows, num_ca
 from ..acquisition.pending import Points, failed_points, outstanding, proposed, rows_seen
 from ..acquisition.rule_state import check_state, saved_state
 from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
+from ..models.builders import RECOMMENDED_VARIANCE_OPTIMISM
 from ..numerics.bits import take_rows
 from ..problems.molecules import cached
 from ..sampling.scoring import RemoteSampleScoring
@@ -186,7 +187,8 @@ def build(
     remedies = fit_hyperparameters and not screening
     ucb_fit = dict(fit)
     if remedies:
-        ucb_fit["variance_optimism"] = 2.0 if variance_optimism is None else variance_optimism
+        default = RECOMMENDED_VARIANCE_OPTIMISM
+        ucb_fit["variance_optimism"] = default if variance_optimism is None else variance_optimism
     rate = 3.0 if exploration_rate is None else exploration_rate
 
     def _share(rule: AcquisitionRule) -> AcquisitionRule:

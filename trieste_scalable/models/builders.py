@@ -42,6 +42,10 @@ def trieste_kernel_and_noise(
     return gpr.kernel, float(gpr.likelihood.variance.numpy())
 
 
+RECOMMENDED_VARIANCE_OPTIMISM = 2.0
+"""The noisy-fit remedy the command line applies to fitted UCB models (``--variance-optimism``'s
+default; :class:`~trieste_scalable.acquisition.ExplorationShare` is the rule's half)."""
+
 ModelType = TypeVar("ModelType", NystromGPR, ReplicatedGPR, AdaptiveSVGP)
 
 
@@ -58,6 +62,9 @@ def _builder(model_type: type[ModelType], summary: str) -> Callable[..., ModelTy
         start, noise = trieste_kernel_and_noise(
             data, search_space, kernel_priors, likelihood_variance, kernel
         )
+        fitted = trainable_likelihood and options.get("fit_hyperparameters", True)
+        if fitted and model_type is not AdaptiveSVGP:  # the command line's remedy, by default
+            options.setdefault("variance_optimism", RECOMMENDED_VARIANCE_OPTIMISM)
         return model_type(start, noise, data, fit_noise_variance=trainable_likelihood, **options)
 
     build.__doc__ = f"""{summary}
@@ -66,7 +73,9 @@ def _builder(model_type: type[ModelType], summary: str) -> Callable[..., ModelTy
     :param search_space: Scales the lengthscales, as in Trieste's ``build_gpr``.
     :param kernel_priors: LogNormal priors on the kernel's variance and lengthscales.
     :param likelihood_variance: The noise variance; default the data's variance / 100.
-    :param trainable_likelihood: Whether fits include the noise variance.
+    :param trainable_likelihood: Whether fits include the noise variance; if they do, the UCB
+        models' ``variance_optimism`` defaults to :data:`RECOMMENDED_VARIANCE_OPTIMISM`, the
+        command line's remedy for fits that take the signal for noise (``docs/fitting.md``).
     :param kernel: A kernel to use instead of Trieste's Matern-5/2 (no priors are added).
     :param options: Further arguments of :class:`{model_type.__name__}`.
     """
