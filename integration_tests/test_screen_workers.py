@@ -185,7 +185,9 @@ def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     logdir = tmp_path / "run"
     budget = 120
     command = _screen(library, logdir, "--workers", "4", "--asynchronous", "--latency", "0.3")
-    command += ["--algorithm", "ts", "--budget", str(budget)]
+    # Morgan bits: the fingerprint whose acquisitions keep 4 workers busy on 2 cores here (the
+    # default atom-pair counts, 3 x 2,048 bits, leave them idle between batches at this latency)
+    command += ["--algorithm", "ts", "--budget", str(budget), "--fingerprint", "bits"]
     first = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 300

@@ -180,7 +180,7 @@ def test_invalid_settings_write_nothing_and_exit_2(
     assert not logdir.exists()  # nothing blocks a corrected rerun
 
 
-def test_failure_before_the_first_batch_leaves_nothing_that_blocks_a_rerun(
+def test_failure_before_the_first_batch_keeps_the_initial_design_for_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
     from trieste_scalable.campaigns import engine
@@ -190,13 +190,18 @@ def test_failure_before_the_first_batch_leaves_nothing_that_blocks_a_rerun(
 
     args = ["optimize", "--budget", "20", "--logdir", str(tmp_path / "run"), "--quiet"]
     monkeypatch.setattr(engine.AskTellOptimizer, "ask", broken)
-    assert main(args) == 1  # a runtime failure: exit 1, one line
-    assert capsys.readouterr().err.strip() == (
-        "trieste-scalable: error: InvalidArgumentError: Cholesky failed"
-    )
-    assert not (tmp_path / "run" / "evaluations.csv").exists()
+    assert main(args) == 1  # a runtime failure: exit 1, its line and where the record is
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "trieste-scalable: error: InvalidArgumentError: Cholesky failed",
+        f"the 10 evaluations logged are kept in {tmp_path / 'run'}/evaluations.csv: fix the "
+        "cause and continue with the same command plus --resume",
+    ]
+    logged = (tmp_path / "run" / "evaluations.csv").read_text().splitlines()
+    assert len(logged) == 11  # the initial design, never erased
     monkeypatch.undo()
-    assert main(args) == 0
+    assert main(args + ["--resume"]) == 0
+    after = (tmp_path / "run" / "evaluations.csv").read_text().splitlines()
+    assert after[:11] == logged and len(after) == 31
 
 
 def test_last_batch_shrinks_and_resume_may_change_the_batch_size(

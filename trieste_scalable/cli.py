@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from .arguments import check_counts, fill_in_batch_size, fill_in_defaults, parser, validate
@@ -111,6 +112,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     except Exception as error:  # a runtime failure: one clear line, not a traceback
         print(f"trieste-scalable: error: {_describe(error)}", file=sys.stderr)
+        kept = _logged(args)
+        if kept:
+            print(
+                f"the {kept} evaluations logged are kept in {args.logdir}/evaluations.csv: fix "
+                "the cause and continue with the same command plus --resume",
+                file=sys.stderr,
+            )
         return 1
     except KeyboardInterrupt:
         again = (
@@ -121,6 +129,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         print(f"\ninterrupted: {again}", file=sys.stderr)
         return 130
+
+
+def _logged(args: argparse.Namespace) -> int:
+    """Rows of a campaign's log after a failure (0 if it has none, or for ``featurise``)."""
+    path = Path(getattr(args, "logdir", "")) / "evaluations.csv"
+    if args.command == "featurise" or not path.is_file():
+        return 0
+    with open(path) as handle:
+        return max(sum(1 for line in handle if line.strip()) - 1, 0)
 
 
 def _describe(error: Exception) -> str:
