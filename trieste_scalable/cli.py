@@ -132,10 +132,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _logged(args: argparse.Namespace) -> int:
-    """Rows of a campaign's log after a failure (0 if it has none, or for ``featurise``)."""
+    """Rows of a new campaign's log after a failure (0 if it has none, for ``featurise`` and for
+    ``--resume``)."""
     path = Path(getattr(args, "logdir", "")) / "evaluations.csv"
-    if args.command == "featurise" or not path.is_file():
-        return 0
+    if args.command == "featurise" or args.resume or not path.is_file():
+        return 0  # a resumed campaign's user knows its log (and a damaged one is named)
     with open(path) as handle:
         return max(sum(1 for line in handle if line.strip()) - 1, 0)
 
