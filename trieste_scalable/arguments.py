@@ -21,7 +21,13 @@ def _common(
 ) -> None:
     from .campaigns import ALGORITHMS
 
-    parser.add_argument("--algorithm", default=algorithm, choices=ALGORITHMS)
+    parser.add_argument(
+        "--algorithm",
+        default=None,
+        choices=ALGORITHMS,
+        help=f"default {algorithm} (screen: ts for asynchronous campaigns and library stores, "
+        "whose scale an exact GP does not reach; a resumed campaign's own)",
+    )
     parser.add_argument(
         "--budget", type=int, default=budget, help="evaluations after the initial design"
     )
@@ -32,7 +38,9 @@ def _common(
         help=f"for fixed-batch rules (default {batch}; with --asynchronous, how many points are "
         "proposed at once: default twice the number of workers)",
     )
-    parser.set_defaults(batch_size_default=batch, batch_policy_default=policy)
+    parser.set_defaults(
+        batch_size_default=batch, batch_policy_default=policy, algorithm_default=algorithm
+    )
     parser.add_argument(
         "--max-batch-size",
         type=int,
@@ -276,12 +284,16 @@ LEGACY_FINGERPRINT = {"radius": 2, "fingerprint_width": 1024}
 
 def fill_in_defaults(args: argparse.Namespace) -> None:
     """Resolve the settings whose defaults depend on the campaign where they were not given:
+    ``--algorithm`` (a resumed campaign's own, else :func:`_default_algorithm`),
     ``--batch-policy`` (a resumed campaign's own, ``adaptive`` for one logged before it
     existed; else the command's, ``adaptive`` for the MINI rules and asynchronous campaigns)
     and ``screen``'s fingerprint (a resumed campaign's own, a library store's, else
     :data:`DEFAULT_FINGERPRINT`, radius 2, :data:`DEFAULT_WIDTH` bits). Drops the stored
     default."""
     saved = _saved_settings(Path(args.logdir) / "run.json") if args.resume else {}
+    algorithm = args.__dict__.pop("algorithm_default")
+    if args.algorithm is None:
+        args.algorithm = saved.get("algorithm") or _default_algorithm(args, algorithm)
     policy = args.__dict__.pop("batch_policy_default")
     if args.algorithm.startswith("mini") or asynchronous(args):
         policy = "adaptive"  # MINI's epochs are its batches; workers take points as they free
@@ -306,6 +318,18 @@ def fill_in_defaults(args: argparse.Namespace) -> None:
             defaults["fingerprint_width"] = stored["size"]
     for name, value in given.items():
         setattr(args, name, defaults[name] if value is None else value)
+
+
+def _default_algorithm(args: argparse.Namespace, default: str) -> str:
+    """The command's default rule; ``screen``'s is ``ts`` where an exact GP's cost or batch
+    rules' pace would not do: asynchronous campaigns, library stores, scoring actors."""
+    if args.command != "screen":
+        return default
+    from .problems.store import is_store
+
+    if asynchronous(args) or args.scoring_actors or is_store(args.library):
+        return "ts"
+    return default
 
 
 def _saved_settings(path: Path) -> dict:
