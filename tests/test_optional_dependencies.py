@@ -59,13 +59,14 @@ def test_core_runs_without_rdkit_and_matplotlib(tmp_path: Path) -> None:
 
 LIGHT_SCRIPT = r"""
 import sys
-from trieste_scalable.arguments import fill_in_batch_size, validate
+from trieste_scalable.arguments import fill_in_batch_size, fill_in_defaults, validate
 from trieste_scalable.cli import parser
 from trieste_scalable.problems.store_build import build_store
 
 for argv in (["screen", "--budget", "5"], ["optimize", "--problem", "grid3"]):
     args = parser().parse_args(argv)
     fill_in_batch_size(args)
+    fill_in_defaults(args)
     validate(args)
 source, out = sys.argv[1], sys.argv[2]
 store = build_store([source], out, shard_size=2)
