@@ -78,3 +78,39 @@ def test_chunks_are_cached_so_featurising_resumes_and_prefixes_reuse_them(
     fingerprint_library(smiles, size=512, processes=1)  # other settings: other entries
     assert len(list(featurise.chunk_dir().glob("fingerprint_chunk-*.npz"))) == 8
     assert not list(featurise.chunk_dir().glob("*.tmp*"))
+
+
+def test_cached_chunks_are_read_without_starting_worker_processes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Starting the pool costs seconds (each worker imports the package): a warm cache must not
+    start one, and a partly warm one hands the pool only the chunks it lacks."""
+    smiles = load_smiles("moses-20k")[:40]
+    monkeypatch.setattr(featurise, "CHUNK_SIZE", 10)
+    kept, packed = fingerprint_library(smiles[:30], processes=1)
+    handed: list[int] = []
+
+    class Pool:  # records what it is given and runs it in-process
+        def __init__(self, processes: int, mp_context: object) -> None:
+            pass
+
+        def __enter__(self) -> "Pool":
+            return self
+
+        def __exit__(self, *args: object) -> None:
+            pass
+
+        def map(self, task, chunks, settings):  # type: ignore[no-untyped-def]
+            handed.extend(len(chunk) for chunk in chunks)
+            return [task(chunk, s) for chunk, s in zip(chunks, settings)]
+
+    monkeypatch.setattr(featurise, "ProcessPoolExecutor", Pool)
+    np.testing.assert_array_equal(fingerprint_library(smiles[:30], processes=2)[1], packed)
+    assert handed == []  # every chunk from the cache
+    smiles[35] = "C1CC"  # the new chunks: one with an invalid SMILES
+    kept_all, packed_all = fingerprint_library(smiles + smiles[:7], processes=2, skip_invalid=True)
+    assert handed == [10, 7]
+    np.testing.assert_array_equal(kept_all, np.setdiff1d(np.arange(47), [35]))
+    np.testing.assert_array_equal(packed_all[:30], packed)
+    valid = [(smiles + smiles[:7])[i] for i in kept_all]
+    np.testing.assert_array_equal(_unpacked(packed_all, 1024), fingerprints(parse(valid)[0]))

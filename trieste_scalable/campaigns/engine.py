@@ -32,6 +32,7 @@ from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 from trieste.space import SearchSpace
 
+from .ask_tell import CampaignAskTell
 from .evaluators import Evaluation, Evaluator
 from .proposer import BackgroundProposer, Proposal, tell
 
@@ -150,7 +151,7 @@ def run_asynchronous(
     """
     if budget < 1:
         raise ValueError(f"budget must be positive, got {budget}")
-    ask_tell = AskTellOptimizer(search_space, initial, model, rule, acquisition_state=rule_state)
+    ask_tell = CampaignAskTell(search_space, initial, model, rule, acquisition_state=rule_state)
     loop = _Submissions(evaluator, budget, max_seconds, before_submit, payload)
     first = [Proposal(x, 0, rule_state) for x in ([] if resubmit is None else resubmit)]
     told = int(initial.query_points.shape[0]) if num_initial is None else num_initial

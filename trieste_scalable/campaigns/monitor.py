@@ -14,10 +14,9 @@ evaluations' busy time over the workers' wall time so far), ``workers/in_flight`
 
 from __future__ import annotations
 
-import re
 import time
-from contextlib import ExitStack, contextmanager
-from typing import Any, Callable, Iterator, Optional, Sequence
+from contextlib import ExitStack
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -30,11 +29,6 @@ from .records import Job, LoggedEvaluations
 LOG_EVERY_SECONDS = 1.0
 """Scalars are written at most this often while evaluations are in flight (recall sorts the
 library, and results may come dozens a second), and whenever none is."""
-
-MAX_DIMENSION_HISTOGRAMS = 16
-"""Above this input dimension, Trieste's per-dimension query-point histograms are not written."""
-
-_DIMENSION_HISTOGRAM = re.compile(r"(^|/)query_points/\[\d+\]$")
 
 
 class CampaignMonitor:
@@ -80,7 +74,6 @@ class CampaignMonitor:
     def __enter__(self) -> CampaignMonitor:
         if self.writer is not None:
             self._stack.enter_context(logging.tensorboard_writer(self.writer))
-        self._stack.enter_context(dimension_histograms_limited(int(self.problem.points.shape[1])))
         return self
 
     def __exit__(self, *args: object) -> None:
@@ -145,26 +138,6 @@ class CampaignMonitor:
                 for name, value in self.problem.metrics(told).items():
                     logging.scalar(f"campaign/{name}", value)
         self.writer.flush()
-
-
-@contextmanager
-def dimension_histograms_limited(input_dim: int) -> Iterator[None]:
-    """Trieste's optimizers write one histogram per input dimension (``query_points/[i]``): on
-    2,048-bit fingerprints that is 1,000+ tags and megabytes of events per few batches, which
-    TensorBoard cannot show usefully. Above :data:`MAX_DIMENSION_HISTOGRAMS` dimensions they are
-    filtered out with Trieste's ``set_summary_filter`` for the campaign, composed with (and then
-    restoring) the filter in force."""
-    if input_dim <= MAX_DIMENSION_HISTOGRAMS:
-        yield
-        return
-    previous = logging._SUMMARY_FILTER  # Trieste offers a setter but no getter
-    logging.set_summary_filter(
-        lambda name: previous(name) and not _DIMENSION_HISTOGRAM.search(name)
-    )
-    try:
-        yield
-    finally:
-        logging.set_summary_filter(previous)
 
 
 def progress_bar(total: int, enabled: bool, initial: int = 0) -> Any:

@@ -81,26 +81,60 @@ def map_chunks(
     processes: Optional[int] = None,
     progress: bool = False,
 ) -> list[tuple[np.ndarray, ...]]:
-    """``task(chunk, settings)`` for each chunk of :data:`CHUNK_SIZE` SMILES, in order, on
-    ``processes`` worker processes (default: every core; in-process for a single chunk), each
-    read from or written to the chunk cache."""
+    """``task(chunk, settings)`` for each chunk of :data:`CHUNK_SIZE` SMILES, in order, read
+    from the chunk cache, or computed (and cached) on ``processes`` worker processes (default:
+    every core; in-process for a single chunk). Worker processes start only for chunks not in
+    the cache (starting them costs seconds: each imports the package)."""
+    directory = chunk_dir()
     chunks = [smiles[i : i + CHUNK_SIZE] for i in range(0, len(smiles), CHUNK_SIZE)]
-    processes = min(processes or os.cpu_count() or 1, len(chunks))
-    cached_task = functools.partial(_cached, task, chunk_dir())
+    results = [_stored(task, directory, chunk, settings) for chunk in chunks]
+    missing = [i for i, result in enumerate(results) if result is None]
+    processes = min(processes or os.cpu_count() or 1, len(missing))
+    cached_task = functools.partial(_cached, task, directory)
     if processes <= 1:
-        return [cached_task(chunk, settings) for chunk in chunks]
-    from tqdm.auto import tqdm
+        computed = [cached_task(chunks[i], settings) for i in missing]
+    else:
+        from tqdm.auto import tqdm
 
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(processes, mp_context=context) as pool:
-        results = pool.map(cached_task, chunks, [settings] * len(chunks))
-        bar = tqdm(results, total=len(chunks), unit="chunk", disable=not progress)
-        return list(bar)
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(processes, mp_context=context) as pool:
+            mapped = pool.map(cached_task, [chunks[i] for i in missing], [settings] * len(missing))
+            bar = tqdm(mapped, total=len(missing), unit="chunk", disable=not progress)
+            computed = list(bar)
+    for i, result in zip(missing, computed):
+        results[i] = result
+    return [result for result in results if result is not None]
 
 
 def chunk_dir() -> Path:
     """Where chunk results are cached: ``chunks/`` in the cache directory."""
     return cache_dir() / "chunks"
+
+
+def _entry(
+    task: ChunkTask, directory: Path, chunk: Sequence[str], settings: tuple
+) -> tuple[Path, str]:
+    """The cache path of ``task(chunk, settings)`` and its whole key's hash."""
+    key = f"{CACHE_VERSION}|{task.__name__}|{settings!r}|" + "\n".join(chunk)
+    key_hash = hashlib.sha256(key.encode()).hexdigest()
+    return directory / f"{task.__name__}-{key_hash[:24]}.npz", key_hash
+
+
+def _stored(
+    task: ChunkTask, directory: Path, chunk: Sequence[str], settings: tuple
+) -> Optional[tuple[np.ndarray, ...]]:
+    """``task(chunk, settings)`` from ``directory``; ``None`` where it is not there, unreadable,
+    or another chunk's entry copied into its place."""
+    path, key_hash = _entry(task, directory, chunk, settings)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            if str(stored["key"]) == key_hash:
+                return tuple(stored[f"arr_{i}"] for i in range(len(stored.files) - 1))
+    except (OSError, ValueError, EOFError, KeyError):
+        pass  # damaged: recomputed
+    return None
 
 
 def _cached(
@@ -109,17 +143,11 @@ def _cached(
     """``task(chunk, settings)`` from ``directory``, or computed and stored there atomically with
     its whole key's hash (an unreadable entry, or another chunk's copied into its place, is
     recomputed)."""
-    key = f"{CACHE_VERSION}|{task.__name__}|{settings!r}|" + "\n".join(chunk)
-    key_hash = hashlib.sha256(key.encode()).hexdigest()
-    path = directory / f"{task.__name__}-{key_hash[:24]}.npz"
-    if path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as stored:
-                if str(stored["key"]) == key_hash:
-                    return tuple(stored[f"arr_{i}"] for i in range(len(stored.files) - 1))
-        except (OSError, ValueError, EOFError, KeyError):
-            pass  # damaged: recomputed below
+    stored = _stored(task, directory, chunk, settings)
+    if stored is not None:
+        return stored
     result = task(chunk, settings)
+    path, key_hash = _entry(task, directory, chunk, settings)
     if path.exists() and not path.is_file():
         return result  # something else in the entry's place: left alone, not cached
     directory.mkdir(parents=True, exist_ok=True)
