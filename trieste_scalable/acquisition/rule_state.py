@@ -12,10 +12,13 @@ their fields are numbers, ``None`` or (nested) tuples of numbers, which JSON hol
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import typing
 from typing import Any, Optional, TypeVar, Union
+
+import numpy as np
 
 STATE_TYPES: dict[str, type] = {}
 """The rule states :func:`encode` and :func:`decode` know, by class name (:func:`saved_state`)."""
@@ -25,11 +28,40 @@ StateT = TypeVar("StateT", bound=type)
 
 def saved_state(cls: StateT) -> StateT:
     """Class decorator for a rule's frozen dataclass state: campaigns save it after each batch
-    and restore it on resume."""
+    and restore it on resume. Its fields are checked whenever one is constructed (decoded,
+    restored, or built by a rule): :func:`check_fields`."""
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"a saved rule state must be a dataclass, got {cls.__name__}")
     STATE_TYPES[cls.__name__] = cls
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        check_fields(self)
+
+    cls.__init__ = __init__  # type: ignore[method-assign]
     return cls
+
+
+def check_fields(state: Any) -> None:
+    """Every field of a rule state is of its annotated type (:func:`_conforms`: ints are ints,
+    floats finite numbers, points tuples of finite rows) and every count (``int`` field) is
+    non-negative.
+
+    :raise TypeError: Naming the state type, the field and its value, on a wrong type.
+    :raise ValueError: Likewise, on a negative count.
+    """
+    hints = typing.get_type_hints(type(state))
+    for field in dataclasses.fields(state):
+        value, hint = getattr(state, field.name), hints[field.name]
+        if not _conforms(value, hint):
+            shown = repr(value) if len(repr(value)) < 80 else repr(value)[:77] + "..."
+            raise TypeError(
+                f"{type(state).__name__}.{field.name} = {shown} is not of type {_hint_name(hint)}"
+            )
+        if hint is int and value < 0:
+            raise ValueError(f"{type(state).__name__}.{field.name} = {value} is negative")
 
 
 def check_state(state: Any, expected: type, rule: object) -> None:
@@ -70,18 +102,25 @@ def decode(text: str) -> tuple[Optional[Any], int]:
     """
     try:
         saved = json.loads(text)
-        batch = int(saved["batch"])
+        batch = saved["batch"]
+        if not _conforms(batch, int) or batch < 0:
+            raise ValueError(f"batch {batch!r} is not a count of batches")
         if saved["type"] is None:
             return None, batch
+        if not isinstance(saved["type"], str) or saved["type"] not in STATE_TYPES:
+            known = ", ".join(sorted(STATE_TYPES))
+            raise ValueError(f"type {saved['type']!r} is not a rule state ({known})")
         cls = STATE_TYPES[saved["type"]]
+        if not isinstance(saved["fields"], dict):
+            raise TypeError(f"fields {saved['fields']!r} are not an object")
         fields = {k: _frozen(v) for k, v in saved["fields"].items()}
-        hints = typing.get_type_hints(cls)
-        for name, value in fields.items():
-            if name in hints and not _conforms(value, hints[name]):
-                raise ValueError(f"field {name} = {value!r} is not a {hints[name]}")
         return cls(**fields), batch
     except (KeyError, TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"not a saved rule state ({type(error).__name__}: {error})") from None
+
+
+def _hint_name(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
 
 
 def _conforms(value: Any, hint: Any) -> bool:
@@ -101,7 +140,23 @@ def _conforms(value: Any, hint: Any) -> bool:
     if origin is tuple:
         if not isinstance(value, tuple):
             return False
+        if args and args[-1] is Ellipsis and (args[0] is float or args[0] == tuple[float, ...]):
+            return _finite_array(value, 1 if args[0] is float else 2)
         if len(args) == 2 and args[1] is Ellipsis:
             return all(_conforms(v, args[0]) for v in value)
         return len(value) == len(args) and all(_conforms(v, a) for v, a in zip(value, args))
     return True
+
+
+def _finite_array(value: tuple, ndim: int) -> bool:
+    """Whether ``value`` is a tuple (of tuples, for ``ndim`` 2) of finite numbers, rectangular:
+    points, checked as one array (a state holds thousands of fingerprints)."""
+    if ndim == 2 and not all(isinstance(row, tuple) for row in value):
+        return False
+    if not value:
+        return True
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged
+        return False
+    return array.ndim == ndim and array.dtype.kind in "iuf" and bool(np.all(np.isfinite(array)))

@@ -21,11 +21,12 @@ LEGACY_SETTINGS = {"batch_policy": "adaptive", "radius": 2, "fingerprint_width":
 RULE_STATE = "rule_state.json"
 
 
-def saved_rule_state(path: Path, logged_batches: int) -> Any:
+def saved_rule_state(path: Path, logged_batches: int, rule: Any, algorithm: str) -> Any:
     """The rule state saved with the log (``None``, a fresh rule, when a campaign from before
-    states were saved has none).
+    states were saved has none), for ``rule`` (``algorithm`` on the command line).
 
-    :raise CampaignError: If the file is damaged or older than the log.
+    :raise CampaignError: If the file is damaged, older than the log, or holds a state of
+        another rule (naming the file, the rule and both state types).
     """
     if not path.is_file():
         print(f"no {path.name}: the rule restarts from a fresh state")
@@ -36,6 +37,13 @@ def saved_rule_state(path: Path, logged_batches: int) -> Any:
         raise CampaignError(
             f"{path} is damaged ({error}); delete it to resume with a fresh rule state"
         ) from None
+    expected = getattr(rule, "state_type", None)
+    if state is not None and expected is not None and not isinstance(state, expected):
+        raise CampaignError(
+            f"{path} holds a {type(state).__name__}, but the rule {algorithm} "
+            f"({type(rule).__name__}) keeps a {expected.__name__}: it was saved by another "
+            "rule; delete it to resume with a fresh rule state"
+        )
     if batch < logged_batches:
         raise CampaignError(
             f"{path} is from batch {batch} but the log has {logged_batches} batches; delete it "

@@ -198,6 +198,8 @@ def _proceed(
         print("the campaign had already reached its budget")
         return CampaignResult(data, int(np.sum(np.asarray(run.batches) == 0)))
     model, rule = build(data, left)
-    state = saved_rule_state(files.rule_state, run.round) if settings["resume"] else None
+    state = None
+    if settings["resume"]:
+        state = saved_rule_state(files.rule_state, run.round, rule, settings["algorithm"])
     whole = not settings.get("asynchronous")
     return run.proceed(model, rule, state, later[:left], left, whole_batches=whole)
