@@ -168,6 +168,8 @@ def test_a_damaged_shard_stops_the_actors_naming_it(local_cluster: None, tmp_pat
     library = tmp_path / "library.smi"
     library.write_text("\n".join(load_smiles("moses-20k")[:600]) + "\n")
     store = build_store([library], tmp_path / "store", shard_size=200)
-    np.save(store.path / "shard-00001.ids.npy", np.arange(200))  # edited
+    edited = np.arange(200, 400)
+    edited[[5, 6]] = edited[[6, 5]]  # edited: still the shard's rows, in another order
+    np.save(store.path / "shard-00001.ids.npy", edited)
     with pytest.raises(StoreError, match="shard shard-00001 does not match its hash"):
         ScoringActors(LibraryStore(store.path), 2)

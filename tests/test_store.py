@@ -6,6 +6,7 @@ SMILES file."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,7 +19,14 @@ from trieste_scalable.numerics.rows import index_keys, row_hashes
 from trieste_scalable.problems.featurise import fingerprint_chunk
 from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
 from trieste_scalable.problems.screening import screening_problem
-from trieste_scalable.problems.store import MANIFEST, LibraryStore, StoreError
+from trieste_scalable.problems.store import (
+    MANIFEST,
+    LibraryStore,
+    StoreError,
+    read_manifest,
+    shard_hash,
+    write_manifest,
+)
 from trieste_scalable.problems.store_build import build_store
 
 
@@ -233,6 +241,13 @@ def test_a_stores_labels_are_mapped_from_the_cache_and_a_bad_smi_is_named(
         entry.unlink()
     shard = tmp_path / "s" / "shard-00001.smi"
     shard.write_text("".join(line + "\n" for line in shard.read_text().splitlines()[1:]))
+    with pytest.raises(StoreError, match="shard shard-00001 does not match its hash"):
+        LibraryStore(tmp_path / "s").labels()
+    manifest = read_manifest(tmp_path / "s")  # hashes recomputed over the edit: still refused
+    manifest["shards"][1]["sha256"] = shard_hash(tmp_path / "s", "shard-00001")
+    hashes = "".join(entry["sha256"] for entry in manifest["shards"])
+    manifest["library_sha256"] = hashlib.sha256(hashes.encode()).hexdigest()
+    write_manifest(tmp_path / "s", manifest)
     with pytest.raises(StoreError, match="shard-00001 has not one SMILES a row"):
         LibraryStore(tmp_path / "s").labels()
 

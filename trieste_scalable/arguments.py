@@ -313,7 +313,10 @@ def fill_in_defaults(args: argparse.Namespace) -> None:
         if is_store(args.library):
             from .problems.store import LibraryStore
 
-            stored = LibraryStore(args.library).fingerprint
+            try:
+                stored = LibraryStore(args.library).fingerprint
+            except ValueError as error:  # the library: a usage error, as in screening_problem
+                raise UsageError(str(error)) from error
             defaults = dict(fingerprint=stored["kind"], radius=stored["radius"])
             defaults["fingerprint_width"] = stored["size"]
     for name, value in given.items():

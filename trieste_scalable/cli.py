@@ -99,12 +99,11 @@ def _featurise(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
     args = parser().parse_args(argv)
-    if args.command != "featurise":
-        fill_in_batch_size(args)
-        fill_in_defaults(args)
     try:
         if args.command == "featurise":
             return _featurise(args)
+        fill_in_batch_size(args)
+        fill_in_defaults(args)  # reads a resumed run.json or a store's manifest: may fail
         validate(args)
         return _screen(args) if args.command == "screen" else _optimize(args)
     except UsageError as error:

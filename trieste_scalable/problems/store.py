@@ -34,7 +34,7 @@ import numpy as np
 from ..files import file_hash, replace_atomically
 from ..numerics.rows import index_keys, row_hashes
 from .labels import Labels
-from .molecules import cached
+from .molecules import FINGERPRINTS, cached, fingerprint_width
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -59,8 +59,9 @@ class Shard:
 class LibraryStore:
     """A built store (module docstring), its manifest checked on opening.
 
-    :raise StoreError: If the manifest is missing, of another format or damaged, or a shard's
-        files are missing (naming the shard).
+    :raise StoreError: If the manifest is missing, of another format or damaged, or does not
+        describe the shards on disk (:func:`check_shards`).
+    :raise ValueError: If it holds no molecules (as for an empty SMILES file).
     """
 
     def __init__(self, path: Path | str):
@@ -68,10 +69,10 @@ class LibraryStore:
         self.manifest = read_manifest(self.path)
         if not self.manifest.get("complete"):
             raise StoreError(f"{self.path} is not complete: run `featurise` again to finish it")
-        for shard in self.manifest["shards"]:
-            for suffix in SHARD_FILES:
-                if not (self.path / f"{shard['name']}.{suffix}").is_file():
-                    raise StoreError(f"{self.path}: shard {shard['name']} is missing its {suffix}")
+        check_shards(self.path, self.manifest)
+        if self.num_rows == 0:
+            raise ValueError(f"library {str(self.path)!r} contains no molecules")
+        self._verified: dict[str, str] = {}  # shard name: content hash computed from its files
 
     @property
     def num_rows(self) -> int:
@@ -84,8 +85,13 @@ class LibraryStore:
 
     @property
     def content_hash(self) -> str:
-        """One hash of every shard's content hash, in order."""
-        return str(self.manifest["library_sha256"])
+        """One hash of every shard's content hash, in order, each computed from the shard's
+        files (:meth:`verify`, once per shard and instance), never taken from the manifest: the
+        key of the store's cache entries, so a store whose manifest was edited (shards swapped,
+        hashes copied) never reads another store's entries."""
+        self.verify([s["name"] for s in self.manifest["shards"] if s["name"] not in self._verified])
+        hashes = "".join(self._verified[s["name"]] for s in self.manifest["shards"])
+        return hashlib.sha256(hashes.encode()).hexdigest()
 
     def shards(self, copy_on_write: bool = False) -> Iterator[Shard]:
         """The shards, in order, memory-mapped read-only (or copy-on-write: writable arrays,
@@ -106,11 +112,13 @@ class LibraryStore:
         for shard in self.manifest["shards"]:
             if names is not None and shard["name"] not in names:
                 continue
-            if shard_hash(self.path, shard["name"]) != shard["sha256"]:
+            computed = shard_hash(self.path, shard["name"])
+            if computed != shard["sha256"]:
                 raise StoreError(
                     f"{self.path}: shard {shard['name']} does not match its hash in {MANIFEST} "
                     "(damaged or edited): rebuild it with `featurise`"
                 )
+            self._verified[shard["name"]] = computed
 
     def packed(self) -> np.ndarray:
         """Every shard's packed fingerprints in one array [N, W], memory-mapped copy-on-write
@@ -215,6 +223,69 @@ def _write_npy(
 def is_store(path: Path | str) -> bool:
     """Whether ``path`` is a library store's directory (it has a manifest)."""
     return (Path(path) / MANIFEST).is_file()
+
+
+def check_shards(path: Path, manifest: dict[str, Any]) -> None:
+    """Check a complete store's manifest against its shards on disk without reading their
+    contents: the shards listed are ``shard-00000, shard-00001, ...`` in order, each with its
+    four files, and every shard file in the directory is listed; each shard's fingerprints are
+    ``rows`` rows of the fingerprint's width and its ids continue the previous shard's; the
+    width is the fingerprint settings' own; ``library_sha256`` combines the shards' hashes.
+
+    :raise StoreError: Naming the manifest, the field and the shard.
+    """
+    file = path / MANIFEST
+    settings = manifest["fingerprint"]
+    kind, size, width = settings.get("kind"), settings.get("size"), settings["width"]
+    if kind not in FINGERPRINTS or not isinstance(size, int) or size < 1:
+        raise StoreError(f"{file}: field fingerprint {settings} is not a fingerprint setting")
+    if width != fingerprint_width(kind, size):
+        raise StoreError(
+            f"{file}: field fingerprint has width {width}, but {kind} fingerprints of {size} "
+            f"bits have {fingerprint_width(kind, size)} columns (edited?)"
+        )
+    listed = [str(shard["name"]) for shard in manifest["shards"]]
+    for number, name in enumerate(listed):
+        if name != f"shard-{number:05d}":
+            raise StoreError(
+                f"{file}: field shards lists {name} at position {number}: a store's shards are "
+                "listed in order, shard-00000 first (edited?)"
+            )
+    on_disk = {p.name.split(".")[0] for p in path.glob("shard-*") if ".tmp" not in p.name}
+    unlisted = sorted(on_disk - set(listed))
+    if unlisted:
+        raise StoreError(
+            f"{file}: field shards does not list {', '.join(unlisted)}, whose files are in "
+            f"{path} (a shard dropped from the manifest?): rebuild the store with `featurise`"
+        )
+    start, row_bytes = 0, -(-int(width) // 8)
+    for shard in manifest["shards"]:
+        name, rows = shard["name"], int(shard["rows"])
+        for suffix in SHARD_FILES:
+            if not (path / f"{name}.{suffix}").is_file():
+                raise StoreError(f"{path}: shard {name} is missing its {suffix}")
+        try:
+            bits = np.load(path / f"{name}.bits.npy", mmap_mode="r")
+            ids = np.load(path / f"{name}.ids.npy", mmap_mode="r")
+        except (OSError, ValueError) as error:
+            raise StoreError(f"{path}: shard {name} cannot be read ({error})") from None
+        if bits.shape != (rows, row_bytes) or bits.dtype != np.uint8:
+            raise StoreError(
+                f"{file}: field shards says {name} holds {rows} rows of {width} bits "
+                f"({row_bytes} bytes), but its bits.npy is {bits.dtype} of shape {bits.shape}"
+            )
+        expected = (start, start + rows - 1)
+        if ids.shape != (rows,) or (rows and (int(ids[0]), int(ids[-1])) != expected):
+            raise StoreError(
+                f"{file}: field shards says {name} holds rows {expected[0]}..{expected[1]}, "
+                "but its ids.npy does not (shards reordered or edited?)"
+            )
+        start += rows
+    hashes = "".join(str(shard["sha256"]) for shard in manifest["shards"])
+    if manifest.get("library_sha256") != hashlib.sha256(hashes.encode()).hexdigest():
+        raise StoreError(
+            f"{file}: field library_sha256 is not the hash of the shards' hashes (edited?)"
+        )
 
 
 def shard_hash(out: Path, name: str) -> str:
