@@ -34,7 +34,6 @@ from trieste_scalable.acquisition import (
 )
 from trieste_scalable.arguments import MIN_NOISE_VARIANCE
 from trieste_scalable.campaigns import session
-from trieste_scalable.campaigns.distributed import check_reachable
 from trieste_scalable.campaigns.evaluators import (
     EvaluationTimeout,
     InProcessEvaluator,
@@ -48,6 +47,7 @@ from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.fitting import NOISE_FLOOR
 from trieste_scalable.problems.featurise import _cached, fingerprint_chunk
 from trieste_scalable.problems.molecules import CACHE_VERSION, cached, load_smiles
+from trieste_scalable.ray_cluster import check_reachable
 
 
 @pytest.mark.parametrize("field", ["beta", "rkhs_norm", "noise_std", "delta"])

@@ -1,7 +1,8 @@
 """Expensive objectives evaluated on Ray workers, as they finish (the ``[distributed]`` extra).
 
-Ray is the engine Trieste's asynchronous tutorial uses: ``ray.init()`` starts a local cluster
-with no set-up, and the same code runs on a cluster (``address="auto"`` or ``ray://...``). Only
+Ray is the engine Trieste's asynchronous tutorial uses: a local cluster with no set-up (owned by
+the campaign: :mod:`~trieste_scalable.ray_cluster`), and the same code runs on a cluster
+(``address="auto"`` or ``ray://...``). Only
 plain ``ray`` is needed; ``ray[default]`` pulls a protobuf that breaks TensorFlow.
 
 :class:`RayEvaluator` submits points, returns whichever evaluations finish first, retries a task
@@ -16,39 +17,19 @@ from __future__ import annotations
 import hashlib
 import math
 import signal
-import socket
 import threading
 import time
 from typing import Any, Optional
 
 import numpy as np
 
+from ..ray_cluster import connect
 from .evaluators import Evaluation, Objective, driver_times, failure_reason, run_objective
 
 BACKSTOP_SECONDS = 60.0
 """The driver gives an evaluation up ``2 * timeout`` plus this many seconds after submitting it
 (its task is cancelled): the backstop for an objective stuck in native code, which never returns
 to Python to take its time limit."""
-
-CONNECT_SECONDS = 10.0
-"""How long :func:`check_reachable` tries a cluster's address."""
-
-
-def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
-    """Fail fast on a ``host:port`` (or ``ray://host:port``) address nothing listens on: Ray's
-    own connection retries for minutes. ``"auto"`` and addresses without a port are left to Ray.
-
-    :raise ConnectionError: Naming the address, if no connection opens within ``seconds``.
-    """
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        return
-    try:
-        socket.create_connection((host, int(port)), timeout=seconds).close()
-    except OSError as error:
-        raise ConnectionError(
-            f"cannot reach a Ray cluster at {address} ({error}); check --ray-address"
-        ) from None
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -77,7 +58,8 @@ class RayEvaluator:
         :data:`BACKSTOP_SECONDS`).
     :param max_retries: Times a task whose worker died is retried before it fails (an objective
         that raises is not retried: its error is the result).
-    :param address: A Ray cluster to connect to; ``None`` starts (or reuses) a local one.
+    :param address: A Ray cluster to connect to; ``None`` starts a local one this process owns
+        (:func:`~trieste_scalable.ray_cluster.connect`).
     """
 
     def __init__(
@@ -99,10 +81,7 @@ class RayEvaluator:
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         if not ray.is_initialized():
-            if address is not None:
-                check_reachable(address)
-            cpus = math.ceil(num_workers * num_cpus) if address is None else None
-            ray.init(address, num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+            connect(address, num_cpus=num_workers * num_cpus)
             _interrupt_on_sigterm()
         self.num_workers = num_workers
         self._ray = ray

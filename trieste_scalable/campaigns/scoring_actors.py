@@ -32,6 +32,7 @@ from ..numerics.bits import PackedRows, shared_tensor
 from ..numerics.linalg import usable_cores
 from ..numerics.rows import mask_of
 from ..problems.store import LibraryStore, StoreError
+from ..ray_cluster import connect
 from ..sampling.feature_cache import SignCache, SignStore
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import MeanFunction, PathwiseWeights
@@ -224,8 +225,7 @@ class ScoringActors:
 
         if num_actors < 1:
             raise ValueError(f"num_actors must be positive, got {num_actors}")
-        if not ray.is_initialized():
-            ray.init(address, include_dashboard=False, log_to_driver=False)
+        connect(address)
         shards = store.manifest["shards"]
         groups = [g for g in np.array_split(np.arange(len(shards)), num_actors) if g.size]
         rows = np.cumsum([0] + [int(s["rows"]) for s in shards])

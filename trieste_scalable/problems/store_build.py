@@ -17,6 +17,7 @@ import numpy as np
 
 from ..files import replace_atomically
 from ..numerics.rows import first_occurrences, row_hashes
+from ..ray_cluster import connect
 from .featurise import CHUNK_SIZE, fingerprint_chunk
 from .molecules import fingerprint_width, read_smiles
 from .store import (
@@ -135,8 +136,7 @@ def ray_chunk_map(address: Optional[str] = None) -> ChunkMap:
     task = ray.remote(fingerprint_chunk)
 
     def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> Callable[[], list[Any]]:
-        if not ray.is_initialized():
-            ray.init(address, include_dashboard=False, log_to_driver=False)
+        connect(address)
         refs = [task.remote(list(chunk), settings) for chunk in chunks]
         return lambda: ray.get(refs)
 
