@@ -177,6 +177,21 @@ def parser() -> argparse.ArgumentParser:
     store.add_argument("--ray-address", default=None, help="a Ray cluster (default: local)")
     store.add_argument("--quiet", action="store_true", help="no progress lines")
 
+    cache = commands.add_parser(
+        "cache", help="list the cache directory's entries by library and kind, or prune them"
+    )
+    cache.add_argument("--library", default=None, help="only entries of libraries naming this")
+    cache.add_argument("--prune", action="store_true", help="remove the entries selected")
+    cache.add_argument(
+        "--older-than", type=float, default=None, metavar="DAYS", help="last used before"
+    )
+    cache.add_argument(
+        "--max-size", default=None, metavar="SIZE",
+        help="remove the least recently used entries until the cache takes at most SIZE "
+        "(e.g. 20G)",
+    )  # fmt: skip
+    cache.add_argument("--dry-run", action="store_true", help="say what --prune would remove")
+
     opt = commands.add_parser("optimize", help="optimise a built-in noisy problem")
     opt.add_argument("--problem", default="rkhs3", choices=PROBLEMS)
     opt.add_argument("--num-candidates", type=int, default=None)

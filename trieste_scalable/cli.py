@@ -4,7 +4,9 @@
   (:func:`~trieste_scalable.campaigns.screen.screen` in Python);
 - ``trieste-scalable optimize``: the same over a built-in synthetic problem;
 - ``trieste-scalable featurise``: a sharded library store from SMILES files, for ``screen
-  --library STORE`` (:mod:`~trieste_scalable.problems.store`).
+  --library STORE`` (:mod:`~trieste_scalable.problems.store`);
+- ``trieste-scalable cache``: the cache directory's entries by library, and pruning them
+  (:mod:`~trieste_scalable.cache_admin`).
 
 The campaigns write ``evaluations.csv``, ``summary.png`` and TensorBoard logs to ``--logdir``
 and can be continued after an interruption with ``--resume``.
@@ -96,12 +98,50 @@ def _featurise(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from . import cache_admin as admin
+    from .problems.molecules import cache_dir
+
+    directory = cache_dir()
+    found = admin.entries(directory)
+    if args.library is not None:
+        found = [entry for entry in found if args.library in entry.library]
+    held = admin.held_files(directory)
+    total = admin.human(sum(entry.size for entry in found))
+    print(f"cache {directory}: {total} in {len(found)} entries")
+    if not args.prune:
+        if found:
+            print(admin.listing(found, held))
+        return 0
+    if args.older_than is not None and not args.older_than >= 0:
+        raise UsageError(f"--older-than must be a number of days >= 0, got {args.older_than}")
+    try:
+        max_size = None if args.max_size is None else admin.parse_size(args.max_size)
+    except ValueError as error:
+        raise UsageError(f"--max-size: {error}") from None
+    if args.library is None and args.older_than is None and max_size is None:
+        raise UsageError("--prune needs --library, --older-than or --max-size")
+    if held is None:
+        raise CampaignError("cannot tell which entries running processes hold here (no /proc)")
+    chosen = admin.select(found, None, args.older_than, max_size)
+    removed, kept = admin.remove(chosen, held, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    freed = admin.human(sum(entry.size for entry in removed))
+    print(f"{verb} {len(removed)} entries ({freed})")
+    if kept:
+        print(f"kept {len(kept)} entries that running processes hold:")
+        print(admin.listing(kept, held))
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
     args = parser().parse_args(argv)
     try:
         if args.command == "featurise":
             return _featurise(args)
+        if args.command == "cache":
+            return _cache(args)
         fill_in_batch_size(args)
         fill_in_defaults(args)  # reads a resumed run.json or a store's manifest: may fail
         validate(args)

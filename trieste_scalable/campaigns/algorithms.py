@@ -33,7 +33,7 @@ from ..acquisition.rule_state import check_state, saved_state
 from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from ..models.builders import RECOMMENDED_VARIANCE_OPTIMISM
 from ..numerics.bits import take_rows
-from ..problems.molecules import cached
+from ..problems.molecules import CACHE_LIBRARY, cached, for_library
 from ..sampling.scoring import RemoteSampleScoring
 from . import ALGORITHMS
 
@@ -261,6 +261,9 @@ class LibrarySignStore:
     """
 
     directory: Optional[str] = None
+    library: str = ""
+    """The library whose entries they are (``trieste-scalable cache``; default: the caller's
+    :data:`~trieste_scalable.problems.molecules.CACHE_LIBRARY`)."""
 
     def __call__(
         self, key: str, shape: tuple[int, ...], compute: Callable[[], np.ndarray]
@@ -278,9 +281,10 @@ class LibrarySignStore:
         directory = None if self.directory is None else Path(self.directory)
         try:
             # memory-mapped: read into the caller's arrays from file pages, no second copy
-            return cached(
-                "sign-features", key, once, valid=_fits(shape), mmap=True, directory=directory
-            )
+            with for_library(self.library or CACHE_LIBRARY.get()):
+                return cached(
+                    "sign-features", key, once, valid=_fits(shape), mmap=True, directory=directory
+                )
         except OSError as error:
             print(f"sign features not kept ({error}); computed here", file=sys.stderr)
             return once()

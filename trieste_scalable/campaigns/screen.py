@@ -34,6 +34,7 @@ from ..arguments import (
     validate,
 )
 from ..errors import CampaignError, UsageError
+from ..problems.molecules import for_library, library_label
 from ..problems.screening import ScreeningProblem
 from ..problems.top_k import TopKFound, top_k_found
 from .engine import CampaignResult
@@ -91,7 +92,13 @@ def screen(**settings: Any) -> ScreenResult:
 
 
 def run_screen(args: argparse.Namespace) -> ScreenResult:
-    """The campaign of checked settings (:func:`settings_of`)."""
+    """The campaign of checked settings (:func:`settings_of`); the cache entries it writes are
+    recorded as the library's (``trieste-scalable cache``)."""
+    with for_library(library_label(args.library)):
+        return _run_screen(args)
+
+
+def _run_screen(args: argparse.Namespace) -> ScreenResult:
     from ..acquisition import ConfidenceWidth
     from ..arguments import check_counts
     from ..kernels import Tanimoto
@@ -198,6 +205,7 @@ def _scoring_actors(args: argparse.Namespace) -> Any:
     from .algorithms import LibrarySignStore
     from .scoring_actors import ScoringActors
 
-    kept = LibrarySignStore(str(cache_dir()))  # the actors' shards' signs: the driver's cache
+    # the actors' shards' signs: the driver's cache, recorded as the library's
+    kept = LibrarySignStore(str(cache_dir()), library_label(args.library))
     store = LibraryStore(args.library)
     return ScoringActors(store, args.scoring_actors, address=args.ray_address, sign_store=kept)

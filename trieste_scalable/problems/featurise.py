@@ -25,7 +25,14 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from ..files import replace_atomically
-from .molecules import CACHE_VERSION, OBJECTIVES, cache_dir, fingerprint_width, fingerprints
+from .molecules import (
+    CACHE_VERSION,
+    OBJECTIVES,
+    cache_dir,
+    fingerprint_width,
+    fingerprints,
+    touch,
+)
 
 ChunkTask = Callable[[Sequence[str], tuple], tuple[np.ndarray, ...]]
 
@@ -131,6 +138,7 @@ def _stored(
     try:
         with np.load(path, allow_pickle=False) as stored:
             if str(stored["key"]) == key_hash:
+                touch(path)  # its last use, for `trieste-scalable cache`
                 return tuple(stored[f"arr_{i}"] for i in range(len(stored.files) - 1))
     except (OSError, ValueError, EOFError, KeyError):
         pass  # damaged: recomputed

@@ -24,6 +24,8 @@ import importlib.util
 import math
 import os
 import sys
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Callable, Iterator, Literal, Optional
 
@@ -239,6 +241,36 @@ def cache_dir() -> Path:
 
 CACHE_VERSION = 3  # part of every cache key: bump it when a cached computation changes
 
+CACHE_LIBRARY: ContextVar[str] = ContextVar("CACHE_LIBRARY", default="")
+"""The library that cache entries written now belong to, recorded with them for
+``trieste-scalable cache`` (set around a campaign or a store's build with :func:`for_library`)."""
+
+
+@contextmanager
+def for_library(library: str) -> Iterator[None]:
+    """Cache entries written inside belong to ``library`` (a name, a file or a store)."""
+    token = CACHE_LIBRARY.set(library)
+    try:
+        yield
+    finally:
+        CACHE_LIBRARY.reset(token)
+
+
+def library_label(library: str) -> str:
+    """How cache entries name ``library``: a built-in library's name, else the absolute path of
+    its file or store."""
+    if library in BUILTIN_LIBRARIES or library == MOSES_FULL:
+        return library
+    return str(Path(library).resolve())
+
+
+def touch(path: Path) -> None:
+    """Mark a cache entry used now (nothing if its file cannot be touched, e.g. read-only)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
 
 def cached(
     name: str,
@@ -257,11 +289,13 @@ def cached(
     time) in place of saving ``compute()``, which is then called only where the cache cannot be.
 
     Each entry ``NAME-DIGEST.npy`` has a sidecar ``NAME-DIGEST.sha256`` holding the whole key's
-    hash and the entry's content hash, written after it. An entry that cannot be read (empty,
-    truncated, not an array), that ``valid`` rejects (a wrong shape for this library) or whose
-    content is not what was written under this key (another library's entry copied into its
-    place, a missing or foreign sidecar) is reported, recomputed and rewritten: the cache never
-    pairs the wrong fingerprints with the wrong scores. Writes are atomic (temporary + rename).
+    hash and the entry's content hash, written after it, then the library it was computed for
+    (:data:`CACHE_LIBRARY`); the sidecar's modification time is the entry's last use. An entry
+    that cannot be read (empty, truncated, not an array), that ``valid`` rejects (a wrong shape
+    for this library) or whose content is not what was written under this key (another
+    library's entry copied into its place, a missing or foreign sidecar) is reported,
+    recomputed and rewritten: the cache never pairs the wrong fingerprints with the wrong
+    scores. Writes are atomic (temporary + rename).
     """
     mode = ("r" if mmap is True else mmap) or None
     key_hash = hashlib.sha256(f"{CACHE_VERSION}|{key}".encode()).hexdigest()
@@ -269,10 +303,11 @@ def cached(
     checksum = path.with_suffix(".sha256")
     if path.is_file():
         try:
-            if _read_text(checksum) != f"{key_hash} {file_hash(path)}":
+            if _read_text(checksum).split("\n")[0] != f"{key_hash} {file_hash(path)}":
                 raise ValueError("its content is not what was written under this key")
             value = np.load(path, allow_pickle=False, mmap_mode=mode)
             if valid(value):
+                touch(checksum)  # its last use, for `trieste-scalable cache`
                 return value
             problem = f"shape {value.shape} does not fit this library"
         except (OSError, ValueError, EOFError) as error:
@@ -287,7 +322,7 @@ def cached(
         replace_atomically(path, lambda temporary: np.save(temporary, value))
     else:
         replace_atomically(path, write)
-    content = f"{key_hash} {file_hash(path)}"
+    content = f"{key_hash} {file_hash(path)}\n{CACHE_LIBRARY.get()}"
     replace_atomically(checksum, lambda temporary: temporary.write_text(content))
     return np.load(path, mmap_mode=mode) if mode or write else value
 
