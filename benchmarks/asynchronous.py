@@ -299,7 +299,7 @@ def main() -> None:
     )
     parser.add_argument("--runs", nargs="+", default=None, help="only these runs (labels)")
     args = parser.parse_args()
-    ray.init(num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
+    ray.init("local", num_cpus=max(args.workers), include_dashboard=False, log_to_driver=False)
     warm_up(max(args.workers))
     for name in args.problems:
         run_problem(name, args)

@@ -28,7 +28,7 @@ from .objectives import bowl, flaky  # noqa: E402
 
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[None]:
-    ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False)
+    ray.init("local", num_cpus=8, include_dashboard=False, log_to_driver=False)  # its own
     yield
     ray.shutdown()
 

@@ -31,7 +31,7 @@ from trieste_scalable.problems.store_build import build_store  # noqa: E402
 
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init("local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # its own
     yield
     ray.shutdown()
 
