@@ -147,6 +147,7 @@ def parse_size(text: str) -> int:
 
 
 def human(size: float) -> str:
+    """``size`` bytes as people read them (``"1.5 KB"``, ``"17.0 GB"``)."""
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if size < 1024 or unit == "TB":
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
