@@ -90,26 +90,21 @@ def held_files(directory: Path) -> Optional[set[Path]]:
 
 def select(
     found: Iterable[Entry],
-    library: Optional[str] = None,
     older_than_days: Optional[float] = None,
     max_size: Optional[int] = None,
     now: Optional[float] = None,
 ) -> list[Entry]:
-    """The entries to prune: those of a library whose name contains ``library`` and last used
-    more than ``older_than_days`` ago; then, with ``max_size``, the least recently used others
-    until what is left takes at most ``max_size`` bytes."""
+    """Which of ``found`` to prune: those last used more than ``older_than_days`` ago; then,
+    with ``max_size``, the least recently used others until what is left of ``found`` takes at
+    most ``max_size`` bytes. With neither, all of them."""
     found = sorted(found, key=lambda entry: entry.last_use)
     now = time.time() if now is None else now
-    chosen = [
-        entry
-        for entry in found
-        if (library is None or library in entry.library)
-        and (older_than_days is None or now - entry.last_use > older_than_days * 86400)
-    ]
+    if older_than_days is not None:
+        chosen = [e for e in found if now - e.last_use > older_than_days * 86400]
+    else:
+        chosen = [] if max_size is not None else list(found)
     if max_size is None:
         return chosen
-    if library is None and older_than_days is None:
-        chosen = []
     left = sum(entry.size for entry in found) - sum(entry.size for entry in chosen)
     for entry in found:  # least recently used first
         if left <= max_size:

@@ -123,7 +123,7 @@ def _cache(args: argparse.Namespace) -> int:
         raise UsageError("--prune needs --library, --older-than or --max-size")
     if held is None:
         raise CampaignError("cannot tell which entries running processes hold here (no /proc)")
-    chosen = admin.select(found, None, args.older_than, max_size)
+    chosen = admin.select(found, args.older_than, max_size)  # found: --library's entries
     removed, kept = admin.remove(chosen, held, dry_run=args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
     freed = admin.human(sum(entry.size for entry in removed))

@@ -76,7 +76,12 @@ def reap(processes: set[Process]) -> None:
 
 
 def main(driver: int) -> None:
-    """Watch ``driver`` until standard input closes, then reap what it left."""
+    """Watch ``driver`` until standard input closes, then reap what it left.
+
+    :raise SystemExit: If ``driver`` is not the process that started this one (reaping the
+        descendants of any other, e.g. of init, would stop unrelated processes)."""
+    if os.getppid() != driver:
+        raise SystemExit(f"ray_reaper: process {driver} did not start this reaper; nothing done")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for the driver
     me, seen = os.getpid(), set()
     while True:

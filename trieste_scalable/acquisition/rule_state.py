@@ -52,7 +52,7 @@ def check_fields(state: Any) -> None:
     :raise TypeError: Naming the state type, the field and its value, on a wrong type.
     :raise ValueError: Likewise, on a negative count.
     """
-    hints = typing.get_type_hints(type(state))
+    hints = _type_hints(type(state))
     for field in dataclasses.fields(state):
         value, hint = getattr(state, field.name), hints[field.name]
         if not _conforms(value, hint):
@@ -117,6 +117,16 @@ def decode(text: str) -> tuple[Optional[Any], int]:
         return cls(**fields), batch
     except (KeyError, TypeError, ValueError, RecursionError) as error:
         raise ValueError(f"not a saved rule state ({type(error).__name__}: {error})") from None
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _type_hints(cls: type) -> dict[str, Any]:
+    """A state class's resolved field types (resolved once: states are built every batch)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls)
+    return _HINTS[cls]
 
 
 def _hint_name(hint: Any) -> str:
