@@ -10,10 +10,11 @@ With ``--in-memory [--distinct 1000000] [--base-bits moses_bits.npy]``, only par
 A. The synthetic library (:mod:`trieste_scalable.problems.synthetic_library`) against the
    shipped 100,000 MOSES molecules it perturbs: on-bits per molecule and Tanimoto similarity of
    20,000 random pairs (quantiles printed, both histograms plotted).
-B. ``trieste-scalable featurise`` of ``--featurise`` real SMILES on a local Ray cluster: wall
-   time, molecules per second and the share of the machine's CPU time busy during it
-   (``/proc/stat``): over the whole command (Ray's start included) and from the first shard
-   written to the last (the next shard is fingerprinted while one is written).
+B. ``trieste-scalable featurise`` of ``--featurise`` real SMILES (worker processes on this
+   machine), then the same build as Ray tasks on a local Ray cluster (what ``--ray-address``
+   does on a cluster): wall time, molecules per second and the share of the machine's CPU time
+   busy during it (``/proc/stat``): over the whole command (start-up included) and from the
+   first shard written to the last (the next shards are fingerprinted while one is written).
 C. Per size N: the synthetic store built (seconds, size on disk); then, each in a fresh process,
    batch Thompson sampling (the command line's ``ts``: Tanimoto kernel, 1,000 inducing points,
    fixed hyperparameters) for ``--batches`` batches of ``--batch-size`` after as many random
@@ -176,15 +177,37 @@ def busy_cpu() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
+RAY_FEATURISE = r"""
+import sys
+from trieste_scalable.problems.chunk_maps import RayChunkMap
+from trieste_scalable.problems.store_build import build_store
+build_store([sys.argv[1]], sys.argv[2], shard_size=int(sys.argv[3]), chunk_map=RayChunkMap(),
+            progress=lambda line: print(line, flush=True))
+"""
+
+
 def featurise(count: int) -> None:
+    """Part B: the command (worker processes), then the same build on a local Ray cluster."""
     from trieste_scalable.problems.molecules import load_smiles
 
     library = OUT / f"featurise_{count}.smi"
     library.write_text("\n".join(load_smiles("moses-100k")[:count]) + "\n")
-    store = OUT / "stores" / f"featurised_{count}"
-    subprocess.run(["rm", "-rf", str(store)], check=True)
+    store, shard_size = OUT / "stores" / f"featurised_{count}", str(max(count // 4, 1))
     command = [sys.executable, "-m", "trieste_scalable", "featurise", str(library), "--out",
-               str(store), "--shard-size", str(max(count // 4, 1))]  # fmt: skip
+               str(store), "--shard-size", shard_size]  # fmt: skip
+    on_ray = [sys.executable, "-c", RAY_FEATURISE, str(library), str(store), shard_size]
+    walls = {}
+    for name, run in (
+        ("featurise (worker processes)", command),
+        ("same build on local Ray", on_ray),
+    ):
+        walls[name] = featurise_once(run, store, count, name)
+    (first, a), (second, b) = walls.items()
+    print(f"B {first} / {second}: {a / b:.2f}x the wall time", flush=True)
+
+
+def featurise_once(command: list[str], store: Path, count: int, name: str) -> float:
+    subprocess.run(["rm", "-rf", str(store)], check=True)
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(OUT))
     busy0, total0 = busy_cpu()
     start = time.perf_counter()
@@ -195,15 +218,16 @@ def featurise(count: int) -> None:
             if line.startswith("shard-"):
                 shards.append((busy_cpu(), time.perf_counter()))
     if run.returncode:
-        raise RuntimeError(f"featurise exited with {run.returncode}")
+        raise RuntimeError(f"{name} exited with {run.returncode}")
     wall = time.perf_counter() - start
     busy1, total1 = busy_cpu()
     busy = (busy1 - busy0) / (total1 - total0)
     (b0, t0), t_0 = shards[0]
     (b1, t1), t_1 = shards[-1]
-    print(f"B featurise {count} SMILES on local Ray: {wall:.1f} s ({count / wall:.0f}/s with "
-          f"Ray's start), CPU busy {busy:.1%}; from the first shard written to the last "
+    print(f"B {name}, {count} SMILES: {wall:.1f} s ({count / wall:.0f}/s, start-up included), "
+          f"CPU busy {busy:.1%}; from the first shard written to the last "
           f"({t_1 - t_0:.1f} s) {(b1 - b0) / (t1 - t0):.1%}", flush=True)  # fmt: skip
+    return wall
 
 
 def synthetic_store(size: int, oracle_values: bool) -> Path:

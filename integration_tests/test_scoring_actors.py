@@ -22,7 +22,7 @@ from trieste_scalable.campaigns.scoring_actors import (  # noqa: E402
     threads_each,
 )
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
-from trieste_scalable.numerics.linalg import usable_cores  # noqa: E402
+from trieste_scalable.machine import usable_cores  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore, StoreError  # noqa: E402

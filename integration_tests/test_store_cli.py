@@ -1,4 +1,4 @@
-"""``trieste-scalable featurise`` end to end (subprocesses, chunks on a local Ray cluster): a store
+"""``trieste-scalable featurise`` end to end (subprocesses, chunks on worker processes): a store
 built in one go, one killed with SIGKILL mid-build and finished by the same command (no shard
 lost, none written twice: the same store), then screened with ``screen --library STORE``, in
 this process and on scoring actors (the same molecules, in the same order)."""

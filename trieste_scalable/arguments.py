@@ -174,7 +174,11 @@ def parser() -> argparse.ArgumentParser:
     store.add_argument("--radius", type=int, default=2, help="Morgan fingerprints' radius")
     store.add_argument("--fingerprint-width", type=int, default=1024, help="fingerprint bits")
     store.add_argument("--shard-size", type=int, default=1_000_000, help="molecules per shard")
-    store.add_argument("--ray-address", default=None, help="a Ray cluster (default: local)")
+    store.add_argument(
+        "--ray-address",
+        default=None,
+        help="a Ray cluster to fingerprint on (default: worker processes on this machine)",
+    )
     store.add_argument("--quiet", action="store_true", help="no progress lines")
 
     cache = commands.add_parser(

@@ -15,6 +15,7 @@ and can be continued after an interruption with ``--resume``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -71,27 +72,36 @@ def _optimize(args: argparse.Namespace) -> int:
 
 
 def _featurise(args: argparse.Namespace) -> int:
-    from .problems.store_build import build_store, ray_chunk_map
+    from .problems.chunk_maps import ProcessChunkMap, RayChunkMap
+    from .problems.store_build import ChunkMap, build_store
 
     if args.shard_size < 1:
         raise UsageError(f"--shard-size must be positive, got {args.shard_size}")
     try:
-        import ray  # noqa: F401
         from rdkit import Chem  # noqa: F401
-    except ImportError:
+
+        if args.ray_address is not None:
+            import ray  # noqa: F401
+    except ImportError as error:
+        extra = "molecules" if error.name and "rdkit" in error.name else "distributed"
         raise CampaignError(
-            "featurise needs RDKit and Ray: pip install 'trieste-scalable[molecules,distributed]'"
+            f"featurise needs {error.name}: pip install 'trieste-scalable[{extra}]'"
         ) from None
-    store = build_store(
-        args.library,
-        args.out,
-        args.fingerprint,
-        args.radius,
-        args.fingerprint_width,
-        shard_size=args.shard_size,
-        chunk_map=ray_chunk_map(args.ray_address),
-        progress=(lambda line: None) if args.quiet else print,
-    )
+    with contextlib.ExitStack() as stack:
+        if args.ray_address is None:  # this machine: worker processes, no Ray (chunk_maps)
+            chunk_map: ChunkMap = stack.enter_context(ProcessChunkMap())
+        else:
+            chunk_map = RayChunkMap(args.ray_address)
+        store = build_store(
+            args.library,
+            args.out,
+            args.fingerprint,
+            args.radius,
+            args.fingerprint_width,
+            shard_size=args.shard_size,
+            chunk_map=chunk_map,
+            progress=(lambda line: None) if args.quiet else print,
+        )
     print(
         f"{args.out}: {store.num_rows} unique molecules in {len(store.manifest['shards'])} shards"
     )

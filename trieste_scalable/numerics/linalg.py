@@ -7,12 +7,13 @@ Pure TensorFlow: nothing here imports Trieste or touches a model object.
 
 from __future__ import annotations
 
-import os
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
+
+from ..machine import usable_cores
 
 
 class CholeskyError(ValueError):
@@ -111,12 +112,6 @@ def cholesky_rank_one_update(
 
 SOLVE_PARTS_MIN_COLUMNS = 256
 """Right-hand sides per part below which :func:`solve_lower` solves them in one piece."""
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may use (its affinity where the platform has one)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, cores or 1)
 
 
 def _solve_parts() -> int:

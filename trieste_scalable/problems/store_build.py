@@ -1,15 +1,17 @@
 """Building a library store (:mod:`.store`) from SMILES files, shard by shard, resumable.
 
 Shard ``k`` holds what is new in input molecules ``k * shard_size ...`` of the sources read in
-order; its chunks are fingerprinted by a :data:`ChunkMap` (in this process, or one Ray task per
-chunk), the next shard's chunks running while one is written. Duplicates are removed across
-shards by 64-bit row hashes, each match checked against the stored row's bytes.
+order; its chunks are fingerprinted by a :data:`ChunkMap` (in this process, on worker processes
+or on a Ray cluster: :mod:`.chunk_maps`), the next shards' chunks running while one is written
+(:func:`shards_in_flight`). Duplicates are removed across shards by 64-bit row hashes, each
+match checked against the stored row's bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
@@ -17,7 +19,6 @@ import numpy as np
 
 from ..files import replace_atomically
 from ..numerics.rows import first_occurrences, row_hashes
-from ..ray_cluster import connect
 from .featurise import CHUNK_SIZE, fingerprint_chunk
 from .molecules import fingerprint_width, read_smiles
 from .store import (
@@ -37,7 +38,17 @@ ChunkMap = Callable[
 ]
 """Starts fingerprinting chunks of SMILES with settings ``(kind, radius, size)``; the callable it
 returns waits for each chunk's unparseable positions [K] and packed fingerprints [n - K, W], in
-order (so the next shard's chunks run while this one is written)."""
+order (so the next shards' chunks run while this one is written). One that has a ``cpus``
+attribute runs that many chunks at once (:mod:`.chunk_maps`); one without computes them as it
+is called (two shards in flight, as with no CPUs)."""
+
+
+def shards_in_flight(cpus: int, chunks_per_shard: int) -> int:
+    """Shards whose chunks :func:`build_store` keeps submitted, the one being written included:
+    enough that ``cpus`` workers still have two chunks each to take while a shard is written
+    (``1 + ceil(2 cpus / chunks_per_shard)``), and at least two (the next shard is started
+    before one is written)."""
+    return max(2, 1 + math.ceil(2 * cpus / max(chunks_per_shard, 1)))
 
 
 def build_store(
@@ -56,7 +67,7 @@ def build_store(
     :param shard_size: Input molecules per shard.
     :param chunk_map: Fingerprints chunks of SMILES: maps ``(chunks, settings)`` to each chunk's
         unparseable positions and packed fingerprints, in order (default: in this process; the
-        command line passes Ray tasks, :func:`ray_chunk_map`).
+        command line passes worker processes or Ray tasks, :mod:`.chunk_maps`).
     :param progress: Called with a line after each shard.
     :raise StoreError: If ``out`` holds a store of other sources or settings, or a listed shard
         no longer matches its hash.
@@ -99,7 +110,8 @@ def build_store(
             continue
         chunks = [block[i : i + CHUNK_SIZE] for i in range(0, len(block), CHUNK_SIZE)]
         started.append((number, block, chunk_map(chunks, (kind, radius, size))))
-        if len(started) == 2:  # the next shard runs while this one is written
+        cpus = int(getattr(chunk_map, "cpus", 0))  # a cluster's may change
+        while len(started) >= shards_in_flight(cpus, math.ceil(shard_size / CHUNK_SIZE)):
             _finish_shard(out, manifest, shard_size, seen, *started.pop(0), progress)
     for shard in started:
         _finish_shard(out, manifest, shard_size, seen, *shard, progress)
@@ -126,21 +138,6 @@ def _finish_shard(
     write_manifest(out, manifest)
     new, invalid = entry["rows"], entry["invalid"]
     progress(f"{name}: {new} new molecules of {len(block)} ({invalid} invalid)")
-
-
-def ray_chunk_map(address: Optional[str] = None) -> ChunkMap:
-    """A :data:`ChunkMap` of one Ray task per chunk, on a local cluster (every core) or the one
-    at ``address`` (started or joined at the first call)."""
-    import ray
-
-    task = ray.remote(fingerprint_chunk)
-
-    def chunk_map(chunks: Sequence[Sequence[str]], settings: tuple) -> Callable[[], list[Any]]:
-        connect(address)
-        refs = [task.remote(list(chunk), settings) for chunk in chunks]
-        return lambda: ray.get(refs)
-
-    return chunk_map
 
 
 def _in_process(chunks: Sequence[Sequence[str]], settings: tuple) -> Callable[[], list[Any]]:
