@@ -15,12 +15,9 @@ from trieste.data import Dataset
 ray = pytest.importorskip("ray")
 
 from trieste_scalable.acquisition import BatchThompsonSampling, ConfidenceWidth  # noqa: E402
+from trieste_scalable.campaigns.actor_placement import threads_each  # noqa: E402
 from trieste_scalable.campaigns.algorithms import LibrarySignStore, build  # noqa: E402
-from trieste_scalable.campaigns.scoring_actors import (  # noqa: E402
-    ScoringActors,
-    actor_options,
-    threads_each,
-)
+from trieste_scalable.campaigns.scoring_actors import ScoringActors  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.machine import usable_cores  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
@@ -119,49 +116,6 @@ def test_actors_keep_their_shards_signs_and_read_them_when_started_again(
     for batches in (picked, repicked):
         for mine, theirs in zip(batches, expected):
             np.testing.assert_array_equal(mine, theirs)
-
-
-@pytest.mark.parametrize(
-    "actors, one_node, cpus, threads",
-    [
-        (1, True, 2, 2),
-        (2, True, 2, 1),
-        (3, True, 2, 1),
-        (2, True, 16, 8),
-        (3, True, 16, 5),
-        (4, False, 16, None),
-    ],  # fmt: skip
-)
-def test_actors_on_one_node_share_its_cores(
-    actors: int, one_node: bool, cpus: int, threads: int | None
-) -> None:
-    assert threads_each(actors, one_node, cpus) == threads
-
-
-@pytest.mark.parametrize(
-    "gpus, actors, share",
-    [(1, 1, 1.0), (1, 2, 0.5), (1, 3, 0.3333), (4, 2, 1.0), (3, 2, 1.0), (2, 4, 0.5)],
-)
-def test_actors_ask_for_an_even_share_of_the_gpus(gpus: int, actors: int, share: float) -> None:
-    assert actor_options(actors, gpus, None)["num_gpus"] == share
-    assert 0 < actors * share <= gpus
-
-
-def test_actors_get_settings_of_tensorflow_unless_the_driver_says_otherwise(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    assert actor_options(2, 0.0, None) == {}  # no GPU, a cluster: Ray's defaults
-    for name in ("TF_FORCE_GPU_ALLOW_GROWTH", "TF_NUM_INTRAOP_THREADS"):
-        monkeypatch.delenv(name, raising=False)
-    env = actor_options(2, 1.0, None)["runtime_env"]["env_vars"]
-    assert env == {"TF_FORCE_GPU_ALLOW_GROWTH": "true"}
-    assert actor_options(2, 0.0, 1) == {
-        "runtime_env": {"env_vars": {"TF_NUM_INTRAOP_THREADS": "1"}}
-    }
-    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "false")
-    monkeypatch.setenv("TF_NUM_INTRAOP_THREADS", "3")
-    env = actor_options(2, 1.0, 1)["runtime_env"]["env_vars"]
-    assert env == {"TF_FORCE_GPU_ALLOW_GROWTH": "false", "TF_NUM_INTRAOP_THREADS": "3"}
 
 
 def test_a_damaged_shard_stops_the_actors_naming_it(local_cluster: None, tmp_path: Path) -> None:

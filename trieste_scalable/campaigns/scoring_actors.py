@@ -8,14 +8,17 @@ breaks them in one process. The rows' values are computed by the same compiled s
 (:class:`~trieste_scalable.sampling.scoring.ChunkedSampleScorer`), row by row independent of
 the chunking, so the picks are those of in-process scoring (tested).
 
-An actor that dies is restarted by Ray and its call retried (it reloads its shards and
-recomputes their sign features); a shard missing or not matching its hash is an error naming it.
-Where the cluster has GPUs, each actor asks Ray for an even share of them (:func:`actor_options`).
+The actors are spread over the cluster's nodes, one a node until each has one
+(:mod:`.actor_placement`). An actor whose process dies is restarted by Ray on its node and its
+call retried; one whose node is gone is started again on a live node by the driver and its call
+submitted again (either reloads its shards and recomputes their sign features, or reads them
+from ``sign_store``), so a batch's picks do not change. A shard missing or not matching its
+hash is an error naming it. Where the cluster has GPUs, each actor asks Ray for an even share of
+them (:func:`~.actor_placement.actor_options`).
 """
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 import time
@@ -37,41 +40,11 @@ from ..sampling.feature_cache import SignCache, SignStore
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import MeanFunction, PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer
+from .actor_placement import actor_options, hosts, least_loaded, threads_each
 
-
-def actor_options(num_actors: int, cluster_gpus: float, threads: Optional[int]) -> dict[str, Any]:
-    """Ray options of each of ``num_actors`` scoring actors on a cluster of ``cluster_gpus`` GPUs,
-    each running ``threads`` intra-op threads of TensorFlow (``None``: its default).
-
-    An actor that asks for no GPU keeps the GPUs its node shows (Ray leaves
-    ``CUDA_VISIBLE_DEVICES`` alone), so every actor would score on the node's first GPU. Each
-    actor therefore asks for an even share of the cluster's GPUs (at most one, rounded down to
-    Ray's 1e-4 resolution), and Ray places the actors on GPUs accordingly; and TensorFlow there
-    takes GPU memory as it needs it (``TF_FORCE_GPU_ALLOW_GROWTH``, unless the driver's
-    environment sets it), since by default each process maps nearly all of a GPU's memory and
-    a second actor sharing it could not allocate. The threads are set by
-    ``TF_NUM_INTRAOP_THREADS`` (unless the driver's environment sets it), which TensorFlow reads
-    when it starts: in an actor it has started before the actor's constructor runs.
-    """
-    options: dict[str, Any] = {}
-    env = {}
-    if cluster_gpus:
-        options["num_gpus"] = math.floor(1e4 * min(1.0, cluster_gpus / num_actors)) / 1e4
-        env["TF_FORCE_GPU_ALLOW_GROWTH"] = os.environ.get("TF_FORCE_GPU_ALLOW_GROWTH", "true")
-    if threads:
-        env["TF_NUM_INTRAOP_THREADS"] = os.environ.get("TF_NUM_INTRAOP_THREADS", str(threads))
-    if env:
-        options["runtime_env"] = {"env_vars": env}
-    return options
-
-
-def threads_each(num_actors: int, one_node: bool, cpus: int) -> Optional[int]:
-    """TensorFlow's intra-op threads in each of ``num_actors`` actors, where they all run on one
-    node of ``cpus`` CPUs (``one_node``): a share of its CPUs, so that the actors' thread pools
-    do not oversubscribe the node (by default each would run a thread per core: A actors, A
-    times as many threads as cores). Otherwise ``None``: TensorFlow's default, every core of the
-    actor's node (a cluster's layout: an actor a node)."""
-    return max(1, cpus // num_actors) if one_node else None
+REPLACEMENTS = 2
+"""Times one call's actor is started again on another node (its own node gone) before the call
+fails."""
 
 
 def peak_rss() -> int:
@@ -235,17 +208,23 @@ class ScoringActors:
         here = nodes == {ray.get_runtime_context().get_node_id()}  # this machine only
         threads = threads_each(len(groups), here, usable_cores())
         options = actor_options(len(groups), ray.cluster_resources().get("GPU", 0.0), threads)
-        actor = ray.remote(num_cpus=0)(ShardScorer).options(
-            max_restarts=2, max_task_retries=2, **options
-        )
-        self._actors: list[Any] = [
-            actor.remote(str(store.path), names, num_features, chunk_size, products, sign_store)
-            for names in ([shards[i]["name"] for i in g] for g in groups)
-        ]
+        self._gpus = float(options.get("num_gpus", 0.0))
+        self._class = ray.remote(num_cpus=0)(ShardScorer)
+        self._options = dict(max_restarts=2, max_task_retries=2, **options)
+        self._names = [[shards[i]["name"] for i in g] for g in groups]
+        self._settings = (num_features, chunk_size, products, sign_store)
+        self._path = str(store.path)
+        self._ray: Any = ray
+        self._actors: list[Any] = [None] * len(groups)
+        self.nodes: list[Optional[str]] = [None] * len(groups)
+        """Each actor's node ID (:mod:`.actor_placement`)."""
+        self.replaced = 0
+        """Actors started again on another node because theirs was gone."""
+        for i in range(len(groups)):
+            self._start(i)
         self.seconds = dict(broadcast=0.0, score=0.0, merge=0.0)
         """Driver seconds spent putting the samples' arrays, waiting for the actors and merging,
         summed over calls."""
-        self._ray: Any = ray
         self._draws: tuple[int, Any] = (-1, None)
         self.num_candidates = int(rows[-1])
         self.peak_rss()  # every actor has loaded its shards: a damaged one is reported here
@@ -278,11 +257,13 @@ class ScoringActors:
         arrays = self._ray.put(tuple(np.asarray(w) for w in weights))
         bounds = np.searchsorted(excluded, np.asarray(self._ranges))  # [actors, 2]
         sent = time.perf_counter()
-        calls = [
-            actor.lowest.remote(variance, mean, self._draws[1], arrays, k, excluded[a:b] - lo, draw)
-            for actor, (lo, _), (a, b) in zip(self._actors, self._ranges, bounds)
-        ]
-        parts = self._get(calls)
+        parts = self._call(
+            "lowest",
+            [
+                (variance, mean, self._draws[1], arrays, k, excluded[a:b] - lo, draw)
+                for (lo, _), (a, b) in zip(self._ranges, bounds)
+            ],
+        )
         scored = time.perf_counter()
         merged = merge_lowest(parts, k)
         for name, seconds in zip(
@@ -293,17 +274,52 @@ class ScoringActors:
 
     def peak_rss(self) -> list[int]:
         """Each actor's peak resident memory in bytes (waits until every actor is up)."""
-        return list(self._get([actor.peak_rss.remote() for actor in self._actors]))
+        return self._call("peak_rss", [()] * len(self._actors))
 
     def peak_anonymous_rss(self) -> list[int]:
         """Each actor's :meth:`ShardScorer.peak_anonymous_rss`: its memory beyond the pages of
         its memory-mapped shards and signs."""
-        return list(self._get([actor.peak_anonymous_rss.remote() for actor in self._actors]))
+        return self._call("peak_anonymous_rss", [()] * len(self._actors))
 
-    def _get(self, calls: list[Any]) -> list[Any]:
-        try:
-            return list(self._ray.get(calls))
-        except self._ray.exceptions.RayActorError as error:  # e.g. a shard damaged since
-            cause = str(error).strip().splitlines()
-            reason = next((line for line in reversed(cause) if "StoreError" in line), cause[-1])
-            raise StoreError(f"a scoring actor failed: {reason}") from None
+    def _start(self, i: int) -> None:
+        """Start actor ``i`` on the live node holding the fewest others (:mod:`.actor_placement`),
+        pinned there: Ray restarts it there if its process dies."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        others = [node if j != i else None for j, node in enumerate(self.nodes)]
+        node = least_loaded(hosts(self._ray.nodes(), self._gpus), others)
+        strategy = NodeAffinitySchedulingStrategy(node, soft=False)
+        actor = self._class.options(scheduling_strategy=strategy, **self._options)
+        self._actors[i] = actor.remote(self._path, self._names[i], *self._settings)
+        self.nodes[i] = node
+
+    def _call(self, method: str, arguments: list[tuple]) -> list[Any]:
+        """Each actor's ``method(*arguments[i])``, all submitted before any is awaited. An actor
+        whose node is gone (Ray cannot restart it there) is started again on a live node and
+        its call submitted again, up to :data:`REPLACEMENTS` times a call.
+
+        :raise StoreError: If an actor failed on its shards (missing, or not matching a hash).
+        :raise RuntimeError: If a call's actor was lost more often than that.
+        """
+        errors = (self._ray.exceptions.RayActorError, self._ray.exceptions.ActorUnschedulableError)
+        calls = [getattr(a, method).remote(*args) for a, args in zip(self._actors, arguments)]
+        results = []
+        for i, call in enumerate(calls):
+            for attempt in range(REPLACEMENTS + 1):
+                try:
+                    results.append(self._ray.get(call))
+                    break
+                except errors as error:  # a damaged shard, or a lost node
+                    cause = str(error).strip().splitlines()
+                    reason = next((line for line in reversed(cause) if "StoreError" in line), "")
+                    if reason:
+                        raise StoreError(f"a scoring actor failed: {reason}") from None
+                    if attempt == REPLACEMENTS:
+                        raise RuntimeError(
+                            f"a scoring actor failed, started on {REPLACEMENTS} other nodes: "
+                            f"{cause[-1]}"
+                        ) from None
+                    self._start(i)
+                    self.replaced += 1
+                    call = getattr(self._actors[i], method).remote(*arguments[i])
+        return results
