@@ -3,7 +3,6 @@ random point of a batch, then ``--resume``, loses nothing and evaluates nothing 
 
 from __future__ import annotations
 
-import csv
 import os
 import signal
 import subprocess
@@ -14,6 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from trieste_scalable.problems.molecules import load_smiles
+
+from .campaign_log import logged_rows, wait_until_logged
 
 
 def _command(library: Path, logdir: Path, *extra: str) -> list[str]:
@@ -42,11 +43,6 @@ def _command(library: Path, logdir: Path, *extra: str) -> list[str]:
 BUDGET = 300  # after 10 initial molecules: 30 batches of 10
 
 
-def _rows(logdir: Path) -> list[dict[str, str]]:
-    with open(logdir / "evaluations.csv", newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def test_concurrent_campaign_is_refused_and_sigkill_then_resume_loses_nothing(
     tmp_path: Path,
 ) -> None:
@@ -56,12 +52,7 @@ def test_concurrent_campaign_is_refused_and_sigkill_then_resume_loses_nothing(
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
     first = subprocess.Popen(_command(library, logdir), env=env, stderr=subprocess.PIPE)
     try:
-        deadline = time.time() + 300
-        while time.time() < deadline and first.poll() is None:
-            if (logdir / "evaluations.csv").exists() and len(_rows(logdir)) >= 30:
-                break
-            time.sleep(0.05)
-        assert first.poll() is None, "the campaign ended before it could be interrupted"
+        wait_until_logged(first, logdir, 30)
         # paused (its lock held) while the second process starts, however fast the batches are
         first.send_signal(signal.SIGSTOP)
         second = subprocess.run(
@@ -76,13 +67,13 @@ def test_concurrent_campaign_is_refused_and_sigkill_then_resume_loses_nothing(
     finally:
         if first.poll() is None:
             first.kill()
-    killed_at = len(_rows(logdir))
+    killed_at = len(logged_rows(logdir))
     assert 30 <= killed_at < 10 + BUDGET
     resumed = subprocess.run(
         _command(library, logdir, "--resume"), env=env, capture_output=True, text=True
     )
     assert resumed.returncode == 0, resumed.stderr
-    rows = _rows(logdir)
+    rows = logged_rows(logdir)
     assert len(rows) == 10 + BUDGET  # the initial design and the budget, exactly
     assert len({row["smiles"] for row in rows}) == 10 + BUDGET  # nothing evaluated twice
     assert all(np.isfinite(float(row["observed"])) for row in rows)

@@ -8,7 +8,6 @@ seconds); a test that removes a node adds another after it."""
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import signal
@@ -34,6 +33,7 @@ from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore  # noqa: E402
 from trieste_scalable.problems.store_build import build_store  # noqa: E402
 
+from .campaign_log import logged_rows, wait_until_logged  # noqa: E402
 from .test_scoring_actors import _batches  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,11 +191,6 @@ def test_evaluations_on_every_node_lose_nothing_and_repeat_nothing_when_a_node_i
         assert any(k == key and node != lost_id for k, node in started())
 
 
-def _rows(logdir: Path) -> list[dict[str, str]]:
-    with open(logdir / "evaluations.csv", newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def test_a_driver_killed_mid_campaign_resumes_against_the_same_cluster(
     three_nodes: Cluster, tmp_path: Path
 ) -> None:
@@ -210,24 +205,19 @@ def test_a_driver_killed_mid_campaign_resumes_against_the_same_cluster(
                "--ray-address", three_nodes.address]  # fmt: skip
     first = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and first.poll() is None:
-            if (logdir / "evaluations.csv").exists() and len(_rows(logdir)) >= 20:
-                break
-            time.sleep(0.05)
-        assert first.poll() is None, "the campaign ended before it could be killed"
+        wait_until_logged(first, logdir, 20)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=60)
     finally:
         if first.poll() is None:
             first.kill()
     assert len(_alive()) == 3  # the cluster is not the driver's: it stays
-    before = _rows(logdir)
+    before = logged_rows(logdir)
     resumed = subprocess.run(
         command + ["--resume"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600
     )
     assert resumed.returncode == 0, resumed.stderr
-    rows = _rows(logdir)
+    rows = logged_rows(logdir)
     assert rows[: len(before)] == before  # nothing logged was lost
     assert len(rows) == 10 + budget
     assert len({row["index"] for row in rows}) == 10 + budget  # nothing evaluated twice

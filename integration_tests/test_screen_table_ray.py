@@ -4,7 +4,6 @@ campaign picks in this process, and no rule stalls on its failures."""
 
 from __future__ import annotations
 
-import csv
 import os
 import subprocess
 import sys
@@ -18,12 +17,9 @@ pytest.importorskip("rdkit")
 
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 
+from .campaign_log import logged_rows  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _rows(logdir: Path) -> list[dict[str, str]]:
-    with open(logdir / "evaluations.csv", newline="") as handle:
-        return list(csv.DictReader(handle))
 
 
 @pytest.mark.parametrize("rule", [["--algorithm", "gp-bucb"], ["--algorithm", "bbkb"]])
@@ -47,7 +43,7 @@ def test_ray_workers_pick_what_this_process_picks(tmp_path: Path, rule: list[str
             command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
         )
         assert done.returncode == 0, done.stderr[-2000:]
-    here, ray = _rows(tmp_path / "here"), _rows(tmp_path / "ray")
+    here, ray = logged_rows(tmp_path / "here"), logged_rows(tmp_path / "ray")
     assert len(here) == len(ray) == 30
     by_batch = [
         sorted((int(r["batch"]), r["smiles"], r["score"], bool(r["error"])) for r in rows)

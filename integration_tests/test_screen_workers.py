@@ -5,19 +5,19 @@ evaluates every molecule at most once."""
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from trieste_scalable.problems.molecules import load_smiles
+
+from .campaign_log import logged_rows, wait_until_logged
 
 pytest.importorskip("ray")
 
@@ -43,11 +43,6 @@ def _screen(library: Path, logdir: Path, *extra: str) -> list[str]:
     ]
 
 
-def _rows(logdir: Path) -> list[dict[str, str]]:
-    with open(logdir / "evaluations.csv", newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 @pytest.fixture
 def setting(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     library = tmp_path / "library.smi"
@@ -65,7 +60,7 @@ def test_python_oracle_failures_are_logged_with_timings_and_never_told(
     command = _screen(library, logdir, "--objective", oracle, "--workers", "3", "--budget", "40")
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr
-    rows = _rows(logdir)
+    rows = logged_rows(logdir)
     assert len(rows) == 50 and len({row["index"] for row in rows}) == 50  # failures counted
     failed = [row for row in rows if row["error"]]
     assert failed and all("no pose found" in row["error"] for row in failed)
@@ -108,7 +103,7 @@ def test_failed_initial_molecules_are_never_proposed_again(tmp_path: Path) -> No
     command = _screen(library, logdir, "--objective", oracle, "--workers", "2", "--budget", "30")
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr
-    rows = _rows(logdir)
+    rows = logged_rows(logdir)
     initial_failures = [row for row in rows if row["batch"] == "0" and row["error"]]
     assert initial_failures  # what the test is about (10 of 40, half failing)
     assert len(rows) == 40 and len({row["index"] for row in rows}) == 40
@@ -126,7 +121,7 @@ def test_a_timeout_is_never_spent_waiting_behind_a_slow_evaluation(tmp_path: Pat
     command += ["--timeout", "20"]  # a margin for a new worker's start after a cancellation
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr
-    rows = _rows(logdir)
+    rows = logged_rows(logdir)
     initial = [row for row in rows if row["batch"] == "0"]
     assert len(initial) == 7 and any("Cl" in row["smiles"] for row in initial)
     for row in initial:
@@ -148,7 +143,7 @@ def test_the_console_script_finds_a_python_oracle_in_the_working_directory(
         command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
     )
     assert done.returncode == 0, done.stderr
-    rows = _rows(tmp_path / "run")
+    rows = logged_rows(tmp_path / "run")
     assert len(rows) == 12 and not any(row["error"] for row in rows)
 
 
@@ -161,12 +156,7 @@ def test_sigterm_ends_a_campaign_like_ctrl_c_and_it_resumes(
     command = _screen(library, logdir, "--workers", "2", "--asynchronous", "--latency", "0.3")
     command += ["--budget", "60"]
     first = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 300
-    while time.time() < deadline and first.poll() is None:
-        if (logdir / "evaluations.csv").exists() and len(_rows(logdir)) >= 20:
-            break
-        time.sleep(0.05)
-    assert first.poll() is None, "the campaign ended before it could be interrupted"
+    wait_until_logged(first, logdir, 20)
     first.send_signal(signal.SIGTERM)
     _, err = first.communicate(timeout=60)
     assert first.returncode == 130 and "continue with the same command plus --resume" in err
@@ -174,7 +164,7 @@ def test_sigterm_ends_a_campaign_like_ctrl_c_and_it_resumes(
         command + ["--resume"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600
     )
     assert done.returncode == 0, done.stderr
-    rows = _rows(logdir)
+    rows = logged_rows(logdir)
     assert len(rows) == 70 and len({row["index"] for row in rows}) == 70
 
 
@@ -190,18 +180,13 @@ def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     command += ["--algorithm", "ts", "--budget", str(budget), "--fingerprint", "bits"]
     first = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 300
-        while time.time() < deadline and first.poll() is None:
-            if (logdir / "evaluations.csv").exists() and len(_rows(logdir)) >= 40:
-                break
-            time.sleep(0.05)
-        assert first.poll() is None, "the campaign ended before it could be interrupted"
+        wait_until_logged(first, logdir, 40)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=60)
     finally:
         if first.poll() is None:
             first.kill()
-    logged = {row["job"] for row in _rows(logdir)}
+    logged = {row["job"] for row in logged_rows(logdir)}
     listed = json.loads((logdir / "in_flight.json").read_text())["in_flight"]
     in_flight = {str(job) for job, _, _ in listed} - logged
     assert in_flight, "nothing was in flight when the driver was killed"
@@ -210,7 +195,7 @@ def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     )
     assert resumed.returncode == 0, resumed.stderr
     assert f"{len(in_flight)} were in flight" in resumed.stdout
-    rows = _rows(logdir)
+    rows = logged_rows(logdir)
     assert len(rows) == 10 + budget
     assert len({row["index"] for row in rows}) == 10 + budget  # nothing evaluated twice
     assert len({row["job"] for row in rows}) == 10 + budget
@@ -229,7 +214,7 @@ def test_a_campaign_whose_initial_evaluations_all_fail_stops_with_a_clear_error(
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     assert done.returncode == 1
     assert "every initial evaluation failed" in done.stderr and "the assay rejected" in done.stderr
-    rows = _rows(logdir)  # the failures are on record, with their errors
+    rows = logged_rows(logdir)  # the failures are on record, with their errors
     assert len(rows) == 10 and all("the assay rejected" in row["error"] for row in rows)
 
 
@@ -240,14 +225,14 @@ def test_a_worker_campaign_logged_before_one_engine_resumes(tmp_path: Path) -> N
     old = tmp_path / "old"
     shutil.copytree(ROOT / "tests" / "fixtures" / "old_campaigns", old)
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
-    before = _rows(old / "workers_screen")
+    before = logged_rows(old / "workers_screen")
     command = [sys.executable, "-m", "trieste_scalable", "screen", "--library", "library.smi"]
     command += ["--workers", "2", "--objective", "logp", "--budget", "25", "--initial", "10"]
     command += ["--algorithm", "ts", "--logdir", "workers_screen", "--quiet", "--resume"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=old, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "28 evaluations logged, 2 were in flight" in done.stdout
-    rows = _rows(old / "workers_screen")
+    rows = logged_rows(old / "workers_screen")
     assert rows[:28] == before and len(rows) == 35
     assert {row["index"] for row in rows[28:30]} == {"39", "46"}  # the two submitted again
     assert len({row["smiles"] for row in rows}) == 35
