@@ -19,7 +19,7 @@ from trieste_scalable.campaigns.actor_placement import threads_each  # noqa: E40
 from trieste_scalable.campaigns.algorithms import LibrarySignStore, build  # noqa: E402
 from trieste_scalable.campaigns.scoring_actors import ScoringActors  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
-from trieste_scalable.machine import usable_cores  # noqa: E402
+from trieste_scalable.numerics.cores import usable_cores  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore, StoreError  # noqa: E402

@@ -30,9 +30,9 @@ import numpy as np
 import tensorflow as tf
 
 from ..kernels import Tanimoto
-from ..machine import usable_cores
 from ..models.live import LiveConstantMean
 from ..numerics.bits import PackedRows, shared_tensor
+from ..numerics.cores import usable_cores
 from ..numerics.rows import mask_of
 from ..problems.store import LibraryStore, StoreError
 from ..ray_cluster import connect

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from ..machine import usable_cores
+from .cores import usable_cores
 
 
 class CholeskyError(ValueError):

@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..machine import usable_cores
+from ..numerics.cores import usable_cores
 from ..ray_cluster import connect
 from .featurise import fingerprint_chunk
 

@@ -1,5 +1,5 @@
-"""What this machine gives a process, without importing TensorFlow (the command line and the
-featurising workers stay light)."""
+"""The CPU cores a process may use, without importing TensorFlow (``featurise`` imports it, and
+``trieste_scalable.numerics`` itself imports nothing)."""
 
 from __future__ import annotations
 
