@@ -1,7 +1,7 @@
 """The background proposer of asynchronous campaigns, without Ray: results are told all at once
 before the next acquisition (never a failed one), proposals carry the state of the acquisition
 that made them, a rule that proposes nothing is asked again only after a new result, and an
-error on the proposer's thread reaches the caller."""
+error on the proposer's thread reaches the caller; acquisitions run in the caller's context."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from trieste.data import Dataset
 
 from trieste_scalable.campaigns.evaluators import Evaluation
 from trieste_scalable.campaigns.proposer import BackgroundProposer, Proposal
+from trieste_scalable.problems.molecules import CACHE_LIBRARY, for_library
 
 
 class ScriptedAskTell:
@@ -89,3 +90,21 @@ def test_an_error_while_proposing_reaches_the_caller() -> None:
     assert isinstance(raised.value.__cause__, ValueError)
     with pytest.raises(RuntimeError):
         proposer.close()
+
+
+class _NotingLibrary(ScriptedAskTell):
+    """Notes the library cache entries would be recorded for when it is asked."""
+
+    def ask(self) -> tf.Tensor:
+        self.calls.append(("library", CACHE_LIBRARY.get()))
+        return super().ask()
+
+
+def test_acquisitions_write_cache_entries_for_the_callers_library() -> None:
+    script = _NotingLibrary([[1.0]])
+    with for_library("my.store"):  # as run_screen sets it around a campaign
+        proposer = BackgroundProposer(script, [])
+    proposer.want(1)
+    assert proposer.wait(10.0)
+    proposer.close()
+    assert script.calls[0] == ("library", "my.store")  # not "": the entries' library recorded

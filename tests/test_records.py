@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from trieste_scalable.arguments import fill_in_defaults, parser, validate
 from trieste_scalable.campaigns.distributed import WithLatency
 from trieste_scalable.campaigns.evaluators import Evaluation, driver_times, run_objective
 from trieste_scalable.campaigns.records import EvaluationLog, InFlight, Job
@@ -16,6 +17,7 @@ from trieste_scalable.errors import CampaignError
 from trieste_scalable.problems.molecules import celecoxib_mpo, load_smiles, parse
 from trieste_scalable.problems.oracles import PythonOracle, is_table_objective, oracle_for
 from trieste_scalable.problems.screening import screening_problem
+from trieste_scalable.problems.store_build import build_store
 
 
 @pytest.fixture(autouse=True)
@@ -177,6 +179,16 @@ def test_latency_wrapper_takes_a_smiles_payload() -> None:
     assert slow("CCO") == 3
 
 
+def test_scoring_actors_alone_may_join_a_cluster(library: Path, tmp_path: Path) -> None:
+    """``--ray-address`` serves the scoring actors too, without evaluation workers."""
+    store = build_store([library], tmp_path / "store")
+    command = ["screen", "--library", str(store.path), "--algorithm", "ts", "--scoring-actors",
+               "2", "--ray-address", "head:6379", "--batch-size", "10"]  # fmt: skip
+    args = parser().parse_args(command)
+    fill_in_defaults(args)
+    validate(args)  # accepted
+
+
 def test_worker_settings_are_checked_before_anything_runs(
     library: Path, tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -186,6 +198,7 @@ def test_worker_settings_are_checked_before_anything_runs(
         ("--objective", "vina"): "unknown objective",
         ("--asynchronous",): "--asynchronous needs --workers",
         ("--latency", "1"): "--latency needs --workers",
+        ("--ray-address", "h:1"): "--ray-address needs --workers or --scoring-actors",
         ("--workers", "0"): "--workers must be positive",
         ("--workers", "2", "--noise", "0.1"): "not with --workers",
         ("--workers", "2", "--objective", "python:os:nothing_here"): "cannot load objective",

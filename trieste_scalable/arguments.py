@@ -152,7 +152,9 @@ def parser() -> argparse.ArgumentParser:
     workers.add_argument(
         "--asynchronous", action="store_true", help="tell results and ask as they come"
     )
-    workers.add_argument("--ray-address", default=None, help="a Ray cluster (default: local)")
+    workers.add_argument(
+        "--ray-address", default=None, help="a Ray cluster for --workers and --scoring-actors"
+    )
     workers.add_argument("--timeout", type=float, default=None, help="seconds per evaluation")
     workers.add_argument(
         "--latency", type=float, default=None, help="simulated mean delay per evaluation (s)"
@@ -264,10 +266,12 @@ def _validate_screen(args: argparse.Namespace) -> None:
     except ValueError as error:
         raise UsageError(str(error)) from None
     if args.workers is None:
-        options = ("asynchronous", "ray_address", "timeout", "latency")
+        options = ("asynchronous", "timeout", "latency")
         used = [name for name in options if getattr(args, name)]
         if used:
             raise UsageError(f"--{used[0].replace('_', '-')} needs --workers")
+        if args.ray_address and not args.scoring_actors:  # Ray's two users in a campaign
+            raise UsageError("--ray-address needs --workers or --scoring-actors")
     if args.noise and (args.workers is not None or not table):
         raise UsageError(
             "--noise simulates noise on an objective known up front (a built-in property or a "

@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO, Mapping, Optional
 
 CONNECT_SECONDS = 10.0
 """How long :func:`check_reachable` tries a cluster's address."""
@@ -47,11 +47,32 @@ def connect(address: Optional[str] = None, num_cpus: Optional[float] = None) -> 
         return
     if address is not None:
         check_reachable(address)
-        ray.init(address, include_dashboard=False, log_to_driver=False)
+        try:
+            ray.init(address, include_dashboard=False, log_to_driver=False)
+        except ConnectionError as error:
+            raise ConnectionError(f"{error}{connection_hint(os.environ)}") from None
         return
     cpus = None if num_cpus is None else math.ceil(num_cpus)
     ray.init("local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
     start_reaper()
+
+
+def connection_hint(environment: Mapping[str, str]) -> str:
+    """What to add to a failure to join a cluster at an address: where ``RAY_AUTH_MODE`` is not
+    set, how to present the cluster's token.
+
+    ``ray start`` turns token authentication on by default (Ray 2.5x), and ``ray.init`` with an
+    explicit address presents a token only where ``RAY_AUTH_MODE=token`` says so (Ray's choice:
+    a token is not sent to an address unasked). Joining without it failed after ~20 s with
+    "Failed to connect" and no reason but log lines of "Authentication token is missing".
+    """
+    if "RAY_AUTH_MODE" in environment:
+        return ""
+    return (
+        ": a cluster started by `ray start` wants its token (Ray 2.5x): export "
+        "RAY_AUTH_MODE=token, with the token in ~/.ray/auth_token or RAY_AUTH_TOKEN "
+        "(`ray get-auth-token` on the head node prints it)"
+    )
 
 
 def start_reaper() -> None:

@@ -17,6 +17,7 @@ result has been told.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import deque
@@ -72,7 +73,12 @@ class BackgroundProposer:
         self._asking = False
         self._closed = False
         self._error: Optional[BaseException] = None
-        self._thread = threading.Thread(target=self._run, name="proposer", daemon=True)
+        # in the caller's context: what it set (e.g. the library that cache entries written by
+        # an acquisition belong to, molecules.CACHE_LIBRARY) holds on this thread too
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(self._run,), name="proposer", daemon=True
+        )
         self._thread.start()
 
     def want(self, count: int) -> None:
