@@ -1,8 +1,10 @@
-"""Shared pytest configuration: quiet TensorFlow, ``--runslow``, full shape checks, seeding."""
+"""Shared pytest configuration: quiet TensorFlow, ``--runslow``, full shape checks, seeding, a
+private cache directory."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -21,6 +23,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The test's own cache directory (``TRIESTE_SCALABLE_CACHE``): entries written by other
+    tests, or by the user, are never read or pruned (a module uses it with
+    ``pytestmark = pytest.mark.usefixtures("private_cache")``)."""
+    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
 
 
 @pytest.fixture(autouse=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -30,3 +31,15 @@ def wait_until_logged(
         time.sleep(0.05)
     assert process.poll() is None, "the campaign ended before it could be interrupted"
     raise AssertionError(f"fewer than {rows} evaluations logged after {seconds:g} s")
+
+
+def kill_once_logged(process: subprocess.Popen, logdir: Path, rows: int) -> None:
+    """SIGKILL ``process`` once its campaign has logged ``rows`` evaluations in ``logdir``, and
+    reap it (killed anyway if the wait fails)."""
+    try:
+        wait_until_logged(process, logdir, rows)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -33,7 +32,7 @@ from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore  # noqa: E402
 from trieste_scalable.problems.store_build import build_store  # noqa: E402
 
-from .campaign_log import logged_rows, wait_until_logged  # noqa: E402
+from .campaign_log import kill_once_logged, logged_rows  # noqa: E402
 from .test_scoring_actors import _batches  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,9 +60,7 @@ def three_nodes(cluster: Cluster) -> Iterator[Cluster]:
     cluster.wait_for_nodes()
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
 def _alive() -> set[str]:
@@ -204,13 +201,7 @@ def test_a_driver_killed_mid_campaign_resumes_against_the_same_cluster(
                "--workers", "3", "--asynchronous", "--latency", "0.5",
                "--ray-address", three_nodes.address]  # fmt: skip
     first = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
-    try:
-        wait_until_logged(first, logdir, 20)
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=60)
-    finally:
-        if first.poll() is None:
-            first.kill()
+    kill_once_logged(first, logdir, 20)
     assert len(_alive()) == 3  # the cluster is not the driver's: it stays
     before = logged_rows(logdir)
     resumed = subprocess.run(

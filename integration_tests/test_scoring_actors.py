@@ -33,9 +33,7 @@ def local_cluster() -> Iterator[None]:
     ray.shutdown()
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
 def _batches(store: Path, remote: ScoringActors | None, kill: bool = False) -> list[np.ndarray]:

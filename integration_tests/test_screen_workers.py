@@ -17,7 +17,7 @@ import pytest
 
 from trieste_scalable.problems.molecules import load_smiles
 
-from .campaign_log import logged_rows, wait_until_logged
+from .campaign_log import kill_once_logged, logged_rows, wait_until_logged
 
 pytest.importorskip("ray")
 
@@ -179,13 +179,7 @@ def test_asynchronous_campaign_killed_mid_flight_resumes_without_repeats(
     # default atom-pair counts, 3 x 2,048 bits, leave them idle between batches at this latency)
     command += ["--algorithm", "ts", "--budget", str(budget), "--fingerprint", "bits"]
     first = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.DEVNULL)
-    try:
-        wait_until_logged(first, logdir, 40)
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=60)
-    finally:
-        if first.poll() is None:
-            first.kill()
+    kill_once_logged(first, logdir, 40)
     logged = {row["job"] for row in logged_rows(logdir)}
     listed = json.loads((logdir / "in_flight.json").read_text())["in_flight"]
     in_flight = {str(job) for job, _, _ in listed} - logged

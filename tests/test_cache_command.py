@@ -16,11 +16,7 @@ from trieste_scalable.cli import main
 from trieste_scalable.problems.molecules import for_library, library_label, load_smiles
 from trieste_scalable.problems.screening import screening_problem
 
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
 def _library(tmp_path: Path, name: str, first: int) -> str:

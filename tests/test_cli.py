@@ -14,10 +14,7 @@ from trieste_scalable.campaigns import algorithms
 from trieste_scalable.cli import main
 from trieste_scalable.problems.molecules import load_smiles
 
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
 @pytest.fixture

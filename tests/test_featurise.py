@@ -4,8 +4,6 @@ place in the library."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -19,9 +17,7 @@ def _unpacked(packed: np.ndarray, width: int) -> np.ndarray:
     return np.unpackbits(packed, axis=1, count=width)
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
 @pytest.mark.parametrize("kind, width", [("bits", 1024), ("counts", 3 * 512)])

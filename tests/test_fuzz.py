@@ -35,10 +35,7 @@ from trieste_scalable.problems.molecules import cache_dir, load_smiles
 
 from .util import replicated_dataset, se_kernel
 
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
 @pytest.fixture(scope="module")

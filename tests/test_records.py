@@ -19,10 +19,7 @@ from trieste_scalable.problems.oracles import PythonOracle, is_table_objective, 
 from trieste_scalable.problems.screening import screening_problem
 from trieste_scalable.problems.store_build import build_store
 
-
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
 @pytest.fixture

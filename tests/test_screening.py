@@ -27,9 +27,7 @@ from trieste_scalable.problems.screening import screening_problem
 ASPIRIN = "CC(=O)Oc1ccccc1C(=O)O"
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
 def test_fingerprints_match_rdkit() -> None:
