@@ -63,8 +63,8 @@ from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: 
 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms import build  # noqa: E402
-from trieste_scalable.campaigns.distributed import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.campaigns.engine import run_asynchronous  # noqa: E402
+from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
 from trieste_scalable.problems.screening import (  # noqa: E402

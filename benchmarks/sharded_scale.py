@@ -90,7 +90,7 @@ problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(pac
 remote = None
 if actors:
     from trieste_scalable.campaigns.algorithms import LibrarySignStore
-    from trieste_scalable.campaigns.scoring_actors import ScoringActors
+    from trieste_scalable.cluster.scoring_actors import ScoringActors
     from trieste_scalable.problems.molecules import cache_dir
     remote = ScoringActors(store, actors,
         sign_store=LibrarySignStore(str(cache_dir())) if keep else None)
@@ -103,7 +103,7 @@ model, rule = build("ts", data, kernel=Tanimoto(variance=scale, binary_inputs=Tr
     max_batch_size=batch, fit_hyperparameters=False, seed=0, screening=True, selector="random",
     keep_sign_features=keep, remote_scoring=remote)
 ask_tell = AskTellOptimizer(problem.search_space, data, model, rule)
-from trieste_scalable.campaigns.scoring_actors import anonymous_rss, peak_rss
+from trieste_scalable.cluster.scoring_actors import anonymous_rss, peak_rss
 anonymous = anonymous_rss()  # sampled after loading and after each batch
 seconds, splits, picked = [], [], [problem.indices(data.query_points)]
 for _ in range(batches):

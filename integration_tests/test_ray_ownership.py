@@ -1,6 +1,6 @@
 """A campaign owns the local Ray cluster it starts (issue 49, cases 5 and 6): it never attaches
 to a cluster it did not ask for, and nothing it started outlives it, even when the driver is
-SIGKILLed (:mod:`trieste_scalable.ray_cluster`, :mod:`trieste_scalable.ray_reaper`)."""
+SIGKILLed (:mod:`trieste_scalable.cluster.connection`, :mod:`trieste_scalable.cluster.reaper`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from trieste_scalable.cluster.reaper import _running, _table, descendants
 from trieste_scalable.problems.molecules import load_smiles
-from trieste_scalable.ray_reaper import _running, _table, descendants
 
 pytest.importorskip("ray")
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CONNECT = """
 import ray
-from trieste_scalable.ray_cluster import connect
+from trieste_scalable.cluster.connection import connect
 connect(None, num_cpus=3)
 print("cpus", ray.cluster_resources()["CPU"])
 """

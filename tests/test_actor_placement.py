@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from trieste_scalable.campaigns.actor_placement import (
+from trieste_scalable.cluster.actor_placement import (
     actor_options,
     hosts,
     least_loaded,

@@ -138,3 +138,41 @@ def test_the_pure_tensorflow_layers_never_import_trieste() -> None:
             if any(n == "trieste" or n.startswith("trieste.") for n in names):
                 importing_trieste.append(name)
     assert not importing_trieste, importing_trieste
+
+
+def test_the_package_root_holds_few_modules_and_no_leftover_shims() -> None:
+    """The root holds the modules every layer shares (errors, kernels, files, the packed search
+    space, the old import paths); each subsystem is a subpackage (issue: a root that shows its
+    layers)."""
+    root = Path(trieste_scalable.__file__).parent
+    loose = sorted(p.stem for p in root.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(loose) <= 6, loose
+    assert {"cli", "arguments", "ray_cluster", "ray_reaper", "cache_admin"}.isdisjoint(loose)
+
+
+def test_only_the_command_handles_argparse() -> None:
+    """Below the command, settings travel as a typed specification, never as a namespace."""
+    root = Path(trieste_scalable.__file__).parent
+    found = []
+    for path in root.rglob("*.py"):
+        if path.relative_to(root).parts[0] == "cli":
+            continue
+        text = path.read_text()
+        tree = ast.parse(text)
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        if "argparse" in names or "vars(args)" in text:
+            found.append(str(path.relative_to(root)))
+    assert not found, found
+
+
+def test_nothing_below_the_command_imports_it() -> None:
+    graph = _import_graph()
+    command = {name for name in graph if name.split(".")[1:2] == ["cli"]}
+    assert command
+    upward = {name: sorted(graph[name] & command) for name in graph if name not in command}
+    assert not {
+        name: found
+        for name, found in upward.items()
+        if found and name != "trieste_scalable.__main__"
+    }

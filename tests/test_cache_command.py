@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trieste_scalable import cache_admin
 from trieste_scalable.cli import main
+from trieste_scalable.problems import cache_admin
 from trieste_scalable.problems.molecules import for_library, library_label, load_smiles
 from trieste_scalable.problems.screening import screening_problem
 

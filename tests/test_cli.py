@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from trieste_scalable import arguments
 from trieste_scalable.acquisition import rule_state
 from trieste_scalable.acquisition.thompson import ThompsonState
 from trieste_scalable.campaigns import algorithms
+from trieste_scalable.campaigns.campaign_defaults import resolved
 from trieste_scalable.cli import main
+from trieste_scalable.cli.parser import parser, spec_of
 from trieste_scalable.problems.molecules import load_smiles
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
@@ -159,10 +160,13 @@ def test_ratio_threshold_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.Mo
     assert thresholds == [7.5, 2.0]
 
 
+def _resolved(*argv: str) -> Any:
+    return resolved(spec_of(parser().parse_args(list(argv))))
+
+
 def test_asynchronous_campaigns_let_adaptive_batches_refill_proposals_in_hand() -> None:
     def parsed(*extra: str) -> Any:
-        args = arguments.parser().parse_args(["screen", "--batch-size", "3", *extra])
-        return arguments.max_batch_size(args)
+        return _resolved("screen", "--batch-size", "3", *extra).batch_cap()
 
     assert parsed() == 3
     assert parsed("--workers", "4") == 3  # whole batches
@@ -173,10 +177,7 @@ def test_asynchronous_campaigns_let_adaptive_batches_refill_proposals_in_hand() 
 
 def test_asynchronous_campaigns_propose_twice_the_workers_at_once_by_default() -> None:
     def filled(*extra: str) -> int:
-        args = arguments.parser().parse_args(["screen", *extra])
-        arguments.fill_in_batch_size(args)
-        assert not hasattr(args, "batch_size_default")
-        return int(args.batch_size)
+        return _resolved("screen", *extra).batch
 
     assert filled() == 100  # screen's own default
     assert filled("--workers", "4") == 100  # whole batches

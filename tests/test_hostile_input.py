@@ -32,7 +32,6 @@ from trieste_scalable.acquisition import (
     ThompsonState,
     rule_state,
 )
-from trieste_scalable.arguments import MIN_NOISE_VARIANCE
 from trieste_scalable.campaigns import session
 from trieste_scalable.campaigns.evaluators import (
     EvaluationTimeout,
@@ -41,13 +40,14 @@ from trieste_scalable.campaigns.evaluators import (
 )
 from trieste_scalable.campaigns.logdir import write_atomically
 from trieste_scalable.campaigns.records import Job, LoggedEvaluations, jobs_to_resubmit
+from trieste_scalable.campaigns.specification import MIN_NOISE_VARIANCE
 from trieste_scalable.cli import main
+from trieste_scalable.cluster.connection import check_reachable
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.fitting import NOISE_FLOOR
 from trieste_scalable.problems.featurise import _cached, fingerprint_chunk
 from trieste_scalable.problems.molecules import CACHE_VERSION, cached, load_smiles
-from trieste_scalable.ray_cluster import check_reachable
 
 
 @pytest.mark.parametrize("field", ["beta", "rkhs_norm", "noise_std", "delta"])

@@ -3,7 +3,7 @@ started by ``ray start`` (token authentication is its default), unless the mode 
 
 from __future__ import annotations
 
-from trieste_scalable.ray_cluster import connection_hint
+from trieste_scalable.cluster.connection import connection_hint
 
 
 def test_without_a_mode_the_hint_says_how_to_present_the_token() -> None:

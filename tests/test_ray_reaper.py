@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trieste_scalable.ray_reaper import _running, _table, descendants
+from trieste_scalable.cluster.reaper import _running, _table, descendants
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
@@ -21,7 +21,7 @@ def test_a_reaper_given_another_process_than_its_parent_does_nothing() -> None:
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "trieste_scalable.ray_reaper", str(other.pid)],
+            [sys.executable, "-m", "trieste_scalable.cluster.reaper", str(other.pid)],
             input=b"",
             capture_output=True,
             timeout=60,

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trieste_scalable.arguments import fill_in_defaults, parser, validate
-from trieste_scalable.campaigns.distributed import WithLatency
+from trieste_scalable.campaigns.campaign_defaults import resolved
 from trieste_scalable.campaigns.evaluators import Evaluation, driver_times, run_objective
 from trieste_scalable.campaigns.records import EvaluationLog, InFlight, Job
+from trieste_scalable.campaigns.screen_specification import ScreenSpec
 from trieste_scalable.cli import main
+from trieste_scalable.cluster.evaluators import WithLatency
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.problems.molecules import celecoxib_mpo, load_smiles, parse
 from trieste_scalable.problems.oracles import PythonOracle, is_table_objective, oracle_for
@@ -179,11 +180,8 @@ def test_latency_wrapper_takes_a_smiles_payload() -> None:
 def test_scoring_actors_alone_may_join_a_cluster(library: Path, tmp_path: Path) -> None:
     """``--ray-address`` serves the scoring actors too, without evaluation workers."""
     store = build_store([library], tmp_path / "store")
-    command = ["screen", "--library", str(store.path), "--algorithm", "ts", "--scoring-actors",
-               "2", "--ray-address", "head:6379", "--batch-size", "10"]  # fmt: skip
-    args = parser().parse_args(command)
-    fill_in_defaults(args)
-    validate(args)  # accepted
+    spec = ScreenSpec(library=str(store.path), scoring_actors=2, ray_address="head:6379")
+    assert resolved(spec).algorithm == "ts"  # accepted, and a store's default rule
 
 
 def test_worker_settings_are_checked_before_anything_runs(

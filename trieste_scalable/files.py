@@ -1,19 +1,46 @@
 """Files written all or nothing, and their content hashes: what the cache, library stores and
-campaign directories share (the package's one atomic write)."""
+campaign directories share (the package's one atomic write); and the one way the text files a
+user gives (libraries, score tables) are opened (:func:`text_file`)."""
 
 from __future__ import annotations
 
+import csv
+import gzip
 import hashlib
 import os
 import socket
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import IO, Callable, Iterator
 
 
 def file_hash(path: Path) -> str:
     """SHA-256 of a file's bytes, hex."""
     with open(path, "rb") as handle:
         return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+@contextmanager
+def text_file(path: Path, what: str) -> Iterator[IO[str]]:
+    """``path`` opened for reading text, gunzipped if it ends in ``.gz``, UTF-8 with a leading
+    byte-order mark skipped (Excel's "CSV UTF-8" writes one), newlines as they are (for
+    ``csv``).
+
+    :param what: What the file is, for the error (e.g. ``"score table"``).
+    :raise ValueError: Naming ``what``, the file and the reason, on any failure to read it while
+        the block reads it: missing, unreadable, not gzip, a truncated or damaged gzip stream,
+        not UTF-8, a malformed CSV field.
+    """
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", newline="", encoding="utf-8-sig") as handle:  # type: ignore[operator]
+            yield handle
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as error:
+        reason = str(error) or type(error).__name__
+        if isinstance(error, EOFError):
+            reason = f"truncated: {reason}"
+        raise ValueError(f"cannot read {what} {path} ({reason})") from None
 
 
 def replace_atomically(path: Path, write: Callable[[Path], object]) -> None:

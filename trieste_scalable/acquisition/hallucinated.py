@@ -20,7 +20,7 @@ batch structure of the analysis' count of batches: the dictionary is resampled a
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Optional
 
 import numpy as np
@@ -55,7 +55,7 @@ class BatchUCBState:
     :ivar failed: Points whose evaluation failed: never proposed again, never hallucinated.
     """
 
-    information: Optional[float] = None
+    information: Optional[float] = field(default=None, metadata={"non_negative": True})
     num_batches: int = 0
     last_batch_size: int = 0
     pending: Points = ()

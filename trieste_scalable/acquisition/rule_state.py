@@ -46,8 +46,8 @@ def saved_state(cls: StateT) -> StateT:
 
 def check_fields(state: Any) -> None:
     """Every field of a rule state is of its annotated type (:func:`_conforms`: ints are ints,
-    floats finite numbers, points tuples of finite rows) and every count (``int`` field) is
-    non-negative.
+    floats finite numbers, points tuples of finite rows) and every count (``int`` field), and
+    every field whose metadata says ``non_negative``, is non-negative.
 
     :raise TypeError: Naming the state type, the field and its value, on a wrong type.
     :raise ValueError: Likewise, on a negative count.
@@ -60,7 +60,7 @@ def check_fields(state: Any) -> None:
             raise TypeError(
                 f"{type(state).__name__}.{field.name} = {shown} is not of type {_hint_name(hint)}"
             )
-        if hint is int and value < 0:
+        if (hint is int or field.metadata.get("non_negative")) and value is not None and value < 0:
             raise ValueError(f"{type(state).__name__}.{field.name} = {value} is negative")
 
 

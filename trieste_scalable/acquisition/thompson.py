@@ -106,7 +106,7 @@ class BatchThompsonSampling(
     :param sign_store: Keeps the candidates' sign features across processes (discrete spaces,
         the first draw: :class:`~.thompson_signs.SignFeatures`); by default nowhere.
     :param remote_scoring: Scores the samples over the discrete search space elsewhere (e.g.
-        :class:`~trieste_scalable.campaigns.scoring_actors.ScoringActors`: a library store on
+        :class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`: a library store on
         Ray actors) with the same picks; by default in this process.
     """
 

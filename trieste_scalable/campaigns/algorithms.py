@@ -159,7 +159,7 @@ def build(
     :param keep_sign_features: ``ts`` when screening: keep the library's sign features in the
         cache directory (:class:`LibrarySignStore`).
     :param remote_scoring: ``ts``: scores the samples elsewhere (e.g. a library store's shards
-        on Ray actors, :class:`~.scoring_actors.ScoringActors`).
+        on Ray actors, :class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`).
     :param exploration_rate: With ``fit_hyperparameters``, the UCB-family rules (all but ``ts``
         and ``random``) get a decaying share of random points so the fits stay honest
         (:class:`~.acquisition.ExplorationShare` with this rate; default 3, 0 for none; never

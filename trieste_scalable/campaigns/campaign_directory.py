@@ -4,20 +4,17 @@ on it: ``run.json`` (the settings and the library's content hash) and ``rule_sta
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..acquisition import rule_state
 from ..errors import CampaignError, UsageError
+from ..problems.score_table import is_score_table
 from .records import EvaluationLog
+from .run_record import LIBRARY_HASH, changed_settings, read_record
+from .screen_specification import ScreenSpec
+from .specification import CampaignSpec
 
-# Settings that may change when resuming (everything else must match the original run).
-RESUMABLE = {"budget", "quiet", "resume", "logdir", "command", "batch_size", "max_batch_size"}
-RESUMABLE |= {"workers", "ray_address", "timeout"}  # where and how long evaluations run
-LIBRARY_HASH = "library_sha256"
-LEGACY_SETTINGS = {"batch_policy": "adaptive", "radius": 2, "fingerprint_width": 1024}
-"""Settings of campaigns logged before the setting existed: what they ran with."""
 RULE_STATE = "rule_state.json"
 
 
@@ -63,39 +60,32 @@ def refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
 
 def check_same_campaign(
     saved: Path,
-    settings: dict[str, Any],
+    spec: CampaignSpec,
     library_hash: str,
     legacy_hash: Optional[Callable[[], str]] = None,
 ) -> None:
-    """Check that a resumed campaign has its original settings (bar :data:`RESUMABLE`) and
-    library: its logged hash is ``library_hash`` or, for campaigns logged by earlier versions,
-    ``legacy_hash()`` (computed only then).
+    """Check that a resumed campaign has its original settings (bar
+    :data:`~.run_record.RESUMABLE`) and library: its logged hash is ``library_hash`` or, for
+    campaigns logged by earlier versions, ``legacy_hash()`` (computed only then).
 
     :raise UsageError: On changed settings.
     :raise CampaignError: On a damaged settings file or a changed library.
     """
-    try:
-        original = json.loads(saved.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise CampaignError(f"{saved} is damaged ({error}); cannot check the settings") from None
-    if not isinstance(original, dict):
-        raise CampaignError(f"{saved} is damaged: expected a JSON object of settings")
-    logged_hash = original.pop(LIBRARY_HASH, None)
-    for key, value in LEGACY_SETTINGS.items():
-        if key in settings:
-            original.setdefault(key, value)
-    changed = sorted(
-        key
-        for key in set(original) | set(settings)
-        if key not in RESUMABLE and original.get(key) != settings.get(key)
-    )
+    original = read_record(saved)
+    changed = changed_settings(original.spec, spec)
     if changed:
-        details = ", ".join(f"{k}: {original.get(k)!r} -> {settings.get(k)!r}" for k in changed)
+        details = ", ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in changed.items())
         raise UsageError(f"--resume needs the original settings (changed: {details})")
+    logged_hash = original.library_hash
     if logged_hash in (None, library_hash) or (legacy_hash and logged_hash == legacy_hash()):
         return
+    what, restore = "the library's content", "the original library file"
+    if isinstance(spec, ScreenSpec) and is_score_table(spec.objective):
+        table = spec.objective.removeprefix("table:")
+        what = f"the library's content or the score table {table}"
+        restore = "the original library file and score table"
     raise CampaignError(
-        f"the library's content changed since this campaign ran ({saved}: {LIBRARY_HASH} "
+        f"{what} changed since this campaign ran ({saved}: {LIBRARY_HASH} "
         f"{str(logged_hash)[:12]}..., now {library_hash[:12]}...): its logged evaluations "
-        "would be attached to the wrong candidates; restore the original library file"
+        f"would be attached to the wrong candidates or scores; restore {restore}"
     )

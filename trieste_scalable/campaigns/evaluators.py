@@ -1,7 +1,7 @@
 """Where a campaign's evaluations run: the :class:`Evaluator` protocol the campaign engine
 (:func:`~.asynchronous.run_asynchronous`) drives, what one evaluation returns,
 and :class:`InProcessEvaluator`, which runs them in this process (Ray workers:
-:class:`~trieste_scalable.campaigns.distributed.RayEvaluator`).
+:class:`~trieste_scalable.cluster.evaluators.RayEvaluator`).
 
 Every evaluator times an evaluation the same way: the objective's run time is measured where it
 runs, on a monotonic clock, and every timestamp comes from the driver's clock

@@ -13,31 +13,26 @@ campaign directory and ``--resume``::
     )
     print(done.top_k.scores, done.logdir / "evaluations.csv")
 
-Settings are the command's long options with underscores (``--batch-size`` is ``batch_size``);
-those not given take the command's defaults.
+Settings are the command's long options with underscores (``--batch-size`` is ``batch_size``),
+the fields of :class:`~.screen_specification.ScreenSpec`; those not given take the command's
+defaults. Each is checked for type and range before anything is read or written.
 """
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
-from ..arguments import (
-    fill_in_batch_size,
-    fill_in_defaults,
-    max_batch_size,
-    parser,
-    validate,
-)
 from ..errors import CampaignError, UsageError
 from ..problems.molecules import for_library, library_label
 from ..problems.screening import ScreeningProblem
 from ..problems.top_k import TopKFound, top_k_found
+from .campaign_defaults import resolved
 from .engine import CampaignResult
+from .screen_specification import ScreenSpec
 
 
 @dataclass(frozen=True)
@@ -63,44 +58,24 @@ class ScreenResult:
         return top_k_found(self.problem.values, self.evaluated)
 
 
-def settings_of(**settings: Any) -> argparse.Namespace:
-    """The command's settings for a ``screen`` call: its defaults, then ``settings``, with the
-    same defaults filled in and the same checks as the command line.
-
-    :raise TypeError: On a setting the command does not have.
-    :raise UsageError: On a bad setting, naming it.
-    """
-    args = parser().parse_args(["screen"])
-    unknown = sorted(set(settings) - set(vars(args)) - {"command"})
-    if unknown:
-        known = ", ".join(sorted(k for k in vars(args) if not k.endswith("_default")))
-        raise TypeError(f"screen() has no setting {unknown[0]!r} (settings: {known})")
-    vars(args).update(settings)
-    fill_in_batch_size(args)
-    fill_in_defaults(args)
-    validate(args)
-    return args
-
-
 def screen(**settings: Any) -> ScreenResult:
     """Run (or with ``resume=True`` continue) a screening campaign; module docstring.
 
+    :raise TypeError: On a setting ``screen`` does not have, or of the wrong type.
     :raise UsageError: On a bad setting or campaign directory.
     :raise CampaignError: If the campaign cannot run (e.g. every initial evaluation failed).
     """
-    return run_screen(settings_of(**settings))
+    return run_screen(resolved(ScreenSpec.of(**settings)))
 
 
-def run_screen(args: argparse.Namespace) -> ScreenResult:
-    """The campaign of checked settings (:func:`settings_of`); the cache entries it writes are
-    recorded as the library's (``trieste-scalable cache``)."""
-    with for_library(library_label(args.library)):
-        return _run_screen(args)
+def run_screen(spec: ScreenSpec) -> ScreenResult:
+    """The campaign of a resolved specification (:func:`~.campaign_defaults.resolved`); the
+    cache entries it writes are recorded as the library's (``trieste-scalable cache``)."""
+    with for_library(library_label(spec.library)):
+        return _run_screen(spec)
 
 
-def _run_screen(args: argparse.Namespace) -> ScreenResult:
-    from ..acquisition import ConfidenceWidth
-    from ..arguments import check_counts
+def _run_screen(spec: ScreenSpec) -> ScreenResult:
     from ..kernels import Tanimoto
     from ..problems.oracles import is_table_objective
     from ..problems.screening import screening_problem, screening_regulariser
@@ -114,61 +89,59 @@ def _run_screen(args: argparse.Namespace) -> ScreenResult:
         raise CampaignError(
             "screening needs RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
-    higher = not (args.lower_is_better or args.objective.startswith("dock:"))
-    oracle = None if is_table_objective(args.objective) else _oracle(args, None)
-    print(f"featurising {args.library} (cached after the first run)...")
+    higher = not (spec.lower_is_better or spec.objective.startswith("dock:"))
+    oracle = None if is_table_objective(spec.objective) else _oracle(spec, None)
+    print(f"featurising {spec.library} (cached after the first run)...")
     try:
         problem = screening_problem(
-            args.library,
-            args.objective if is_table_objective(args.objective) else None,
-            args.fingerprint,
-            args.radius,
-            args.fingerprint_width,
-            noise_std=args.noise,
-            skip_invalid=args.skip_invalid,
-            progress=not args.quiet,
+            spec.library,
+            spec.objective if is_table_objective(spec.objective) else None,
+            *spec.fingerprint_settings,
+            noise_std=spec.noise,
+            skip_invalid=spec.skip_invalid,
+            progress=not spec.quiet,
             higher_is_better=higher,
         )
     except ValueError as error:  # the library or its settings: a usage error
         raise UsageError(str(error)) from error
-    check_counts(args, len(problem.points))
-    if is_table_objective(args.objective):
-        oracle = _oracle(args, problem)
+    spec.check_counts(len(problem.points))
+    if is_table_objective(spec.objective):
+        oracle = _oracle(spec, problem)
     print(
-        f"{args.algorithm} screening {len(problem.points)} unique fingerprints "
-        f"({problem.num_molecules} molecules) for {args.objective}; budget {args.budget}, "
-        f"logs in {args.logdir}"
+        f"{spec.algorithm} screening {len(problem.points)} unique fingerprints "
+        f"({problem.num_molecules} molecules) for {spec.objective}; budget {spec.budget}, "
+        f"logs in {spec.logdir}"
     )
-    remote = _scoring_actors(args)
+    remote = _scoring_actors(spec)
 
     def models(data: Any, remaining: int) -> tuple[Any, Any]:
         scale = float(np.var(data.observations.numpy())) or 1.0
         return build(
-            args.algorithm,
+            spec.rule,
             data,
             kernel=Tanimoto(variance=scale, binary_inputs=True),
-            noise_variance=args.noise**2 + screening_regulariser(args.algorithm, scale),
-            width=ConfidenceWidth(args.width, beta=args.beta),
-            batch_size=args.batch_size,
-            max_batch_size=max_batch_size(args),
-            fit_hyperparameters=args.fit,
-            seed=args.seed,
+            noise_variance=spec.noise**2 + screening_regulariser(spec.rule, scale),
+            width=spec.confidence_width(),
+            batch_size=spec.batch,
+            max_batch_size=spec.batch_cap(),
+            fit_hyperparameters=spec.fit,
+            seed=spec.seed,
             screening=True,
             selector="random",
             budget=remaining,
-            num_inducing=args.inducing,
-            ratio_threshold=args.ratio_threshold,
+            num_inducing=spec.inducing,
+            ratio_threshold=spec.ratio_threshold,
             remote_scoring=remote,
-            fixed_batches=args.batch_policy == "fixed",
+            fixed_batches=spec.batch_policy == "fixed",
         )
 
-    result = run_session(problem, vars(args), models, oracle)
-    logged = EvaluationLog(Path(args.logdir) / "evaluations.csv", problem).read()
+    result = run_session(problem, spec, models, oracle)
+    logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()
     evaluated = logged.ids[~logged.failed]
-    return ScreenResult(result, problem, Path(args.logdir), evaluated)
+    return ScreenResult(result, problem, Path(spec.logdir), evaluated)
 
 
-def _oracle(args: argparse.Namespace, problem: Optional[ScreeningProblem]) -> Optional[Any]:
+def _oracle(spec: ScreenSpec, problem: Optional[ScreeningProblem]) -> Optional[Any]:
     """Where evaluations come from: ``None`` for an objective known up front and evaluated in
     this process (the problem's values, with their noise); else an oracle, run on Ray workers
     with ``--workers`` and in this process without (checked before the library is featurised;
@@ -176,36 +149,36 @@ def _oracle(args: argparse.Namespace, problem: Optional[ScreeningProblem]) -> Op
     from ..problems.oracles import Oriented, TableOracle, is_table_objective, oracle_for
     from ..problems.score_table import is_score_table
 
-    if args.workers is not None:
+    if spec.workers is not None:
         try:
             import ray  # noqa: F401
         except ImportError:
             raise CampaignError(
                 "--workers needs Ray: pip install 'trieste-scalable[distributed]'"
             ) from None
-    elif is_table_objective(args.objective):
+    elif is_table_objective(spec.objective):
         return None
-    if is_score_table(args.objective):
+    if is_score_table(spec.objective):
         assert problem is not None
         scores = np.array([problem.user_value(v) for v in problem.values])
-        table = TableOracle.of(problem.labels, scores, args.objective)
+        table = TableOracle.of(problem.labels, scores, spec.objective)
         return Oriented(table, problem.higher_is_better)
     try:
-        return oracle_for(args.objective, args.lower_is_better)
+        return oracle_for(spec.objective, spec.lower_is_better)
     except ValueError as error:
         raise UsageError(str(error)) from error
 
 
-def _scoring_actors(args: argparse.Namespace) -> Any:
+def _scoring_actors(spec: ScreenSpec) -> Any:
     """A library store's shards scored on Ray actors (``--scoring-actors N``), else ``None``."""
-    if not args.scoring_actors:
+    if not spec.scoring_actors:
         return None
+    from ..cluster.scoring_actors import ScoringActors
     from ..problems.molecules import cache_dir
     from ..problems.store import LibraryStore
     from .algorithms import LibrarySignStore
-    from .scoring_actors import ScoringActors
 
     # the actors' shards' signs: the driver's cache, recorded as the library's
-    kept = LibrarySignStore(str(cache_dir()), library_label(args.library))
-    store = LibraryStore(args.library)
-    return ScoringActors(store, args.scoring_actors, address=args.ray_address, sign_store=kept)
+    kept = LibrarySignStore(str(cache_dir()), library_label(spec.library))
+    store = LibraryStore(spec.library)
+    return ScoringActors(store, spec.scoring_actors, address=spec.ray_address, sign_store=kept)

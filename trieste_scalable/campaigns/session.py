@@ -22,30 +22,24 @@ of why.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
+from ..cluster.evaluators import RayEvaluator, WithLatency
 from ..errors import UsageError
 from ..problems import DiscreteProblem
 from ..problems.oracles import Oriented
-from .campaign_directory import (
-    LIBRARY_HASH,
-    RULE_STATE,
-    check_same_campaign,
-    refuse_overwrite,
-    saved_rule_state,
-)
-from .distributed import RayEvaluator, WithLatency
+from .campaign_directory import RULE_STATE, check_same_campaign, refuse_overwrite, saved_rule_state
 from .engine import CampaignResult
 from .evaluators import Evaluator, InProcessEvaluator
 from .logdir import CampaignLock, write_atomically
 from .monitor import CampaignMonitor
 from .records import EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
 from .report import report
+from .run_record import record
 from .runner import (
     GROUP_SECONDS,
     Build,
@@ -54,25 +48,28 @@ from .runner import (
     InitialDesignFailed,
     noise_free_score,
 )
+from .screen_specification import ScreenSpec
+from .specification import CampaignSpec
 
 IN_FLIGHT = "in_flight.json"
 
 
 def run_session(
     problem: DiscreteProblem,
-    settings: dict[str, Any],
+    spec: CampaignSpec,
     build: Build,
     oracle: Optional[Oriented] = None,
 ) -> CampaignResult:
-    """Start or resume the campaign described by ``settings`` (the parsed command line); with
-    an ``oracle`` its evaluations run on Ray workers, else in this process.
+    """Start or resume the campaign of ``spec`` (resolved:
+    :func:`~.campaign_defaults.resolved`); with an ``oracle`` its evaluations run on Ray
+    workers, else in this process.
 
     :raise UsageError: On a directory holding another campaign, nothing to resume, or changed
         settings.
     :raise CampaignError: If another process holds the directory, on damaged records or a
         changed library, or if every initial evaluation failed.
     """
-    logdir = Path(settings["logdir"])
+    logdir = Path(spec.logdir)
     if logdir.exists() and not logdir.is_dir():
         raise UsageError(f"--logdir {logdir} is a file, not a directory")
     lock = CampaignLock(logdir)
@@ -80,20 +77,20 @@ def run_session(
     if existed:
         lock.acquire()  # before reading anything: names the holder if the directory is in use
     try:
-        return _run(problem, settings, build, oracle, lock, existed)
+        return _run(problem, spec, build, oracle, lock, existed)
     finally:
         lock.release()
 
 
 def _run(
     problem: DiscreteProblem,
-    settings: dict[str, Any],
+    spec: CampaignSpec,
     build: Build,
     oracle: Optional[Oriented],
     lock: CampaignLock,
     existed: bool,
 ) -> CampaignResult:
-    logdir = Path(settings["logdir"])
+    logdir = Path(spec.logdir)
     score = noise_free_score(problem) if oracle is None else lambda i, y: oracle.score(y)
     files = CampaignFiles(
         EvaluationLog(logdir / "evaluations.csv", problem, score),
@@ -101,37 +98,37 @@ def _run(
         logdir / RULE_STATE,
     )
     saved, start = logdir / "run.json", time.perf_counter()
-    if settings["resume"]:
-        logged, still, next_job = _resumed(problem, settings, files, saved)
+    if spec.resume:
+        logged, still, next_job = _resumed(problem, spec, files, saved)
     else:
         refuse_overwrite(saved, files.log)
         if not existed:
             logdir.mkdir(parents=True, exist_ok=True)
             lock.acquire()
             refuse_overwrite(saved, files.log)  # another campaign may have started meanwhile
-        write_atomically(saved, json.dumps({**settings, LIBRARY_HASH: problem.content_hash()}))
+        write_atomically(saved, record(spec, problem.content_hash()))
         files.log.start()
         logged, next_job = LoggedEvaluations.empty(), 0
-        rng = np.random.default_rng(settings["seed"])
-        ids = rng.choice(len(problem.points), settings["initial"], replace=False)
+        rng = np.random.default_rng(spec.seed)
+        ids = rng.choice(len(problem.points), spec.initial, replace=False)
         still = [Job(-1, 0, int(i)) for i in ids]  # numbered when submitted
     evaluator: Optional[Evaluator] = None
     run: Optional[CampaignRun] = None
     try:
-        evaluator = _evaluator(problem, settings, oracle, len(logged.ids))
+        evaluator = _evaluator(problem, spec, oracle, len(logged.ids))
         higher = oracle.higher_is_better if oracle else problem.higher_is_better
         monitor = CampaignMonitor(
-            problem, str(logdir), settings["budget"], not settings["quiet"], logged, score,
+            problem, str(logdir), spec.budget, not spec.quiet, logged, score,
             higher, evaluator.num_workers,
         )  # fmt: skip
         labels: Any = getattr(problem, "labels", None)  # an oracle scores a molecule's SMILES
         payload = list if oracle is None else (lambda ids: [str(labels[i]) for i in ids])
         run = CampaignRun(problem, evaluator, monitor, payload, files, logged, next_job)
         with monitor:
-            result = _proceed(run, settings, build, still, files)
+            result = _proceed(run, spec, build, still, files)
     except Exception as error:
         # an evaluation on record is never erased: the campaign resumes from it
-        new = not settings["resume"] and (run is None or not run.ids)
+        new = not spec.resume and (run is None or not run.ids)
         if new and not isinstance(error, InitialDesignFailed):
             for path in (saved, files.log.path, files.journal.path, files.rule_state):
                 path.unlink(missing_ok=True)  # nothing to block a corrected rerun
@@ -139,19 +136,19 @@ def _run(
     finally:
         if evaluator is not None:
             evaluator.shutdown()
-    title = f"{settings['algorithm']} on {problem.name}"
+    title = f"{spec.algorithm} on {problem.name}"
     report(files.log, problem, result, title, time.perf_counter() - start, oracle is not None)
     return result
 
 
 def _resumed(
-    problem: DiscreteProblem, settings: dict[str, Any], files: CampaignFiles, saved: Path
+    problem: DiscreteProblem, spec: CampaignSpec, files: CampaignFiles, saved: Path
 ) -> tuple[LoggedEvaluations, list[Job], int]:
     """What a resumed campaign logged, the jobs to submit again, and the next job number."""
     if not saved.is_file():
         raise UsageError(f"nothing to resume: {saved} does not exist")
     check_same_campaign(
-        saved, settings, problem.content_hash(), lambda: problem.content_hash(legacy=True)
+        saved, spec, problem.content_hash(), lambda: problem.content_hash(legacy=True)
     )
     logged = files.log.read()
     listed, next_job = files.journal.read()
@@ -163,43 +160,38 @@ def _resumed(
 
 
 def _evaluator(
-    problem: DiscreteProblem, settings: dict[str, Any], oracle: Optional[Oriented], logged: int
+    problem: DiscreteProblem, spec: CampaignSpec, oracle: Optional[Oriented], logged: int
 ) -> Evaluator:
     """Ray workers for an oracle with ``--workers``; else this process, a whole batch in flight:
     the oracle, or the problem's known values with noise that a resumed campaign draws afresh
     (its seed includes the evaluations logged)."""
-    budget = settings["budget"] + settings["initial"]
+    budget = spec.budget + spec.initial
     if oracle is None:
-        observe = problem.objective(settings["seed"] + 1 + 7919 * logged)
+        observe = problem.objective(spec.seed + 1 + 7919 * logged)
         return InProcessEvaluator(lambda i: observe(int(i)), budget, GROUP_SECONDS)
-    if settings.get("workers") is None:  # an oracle evaluated here, on each molecule's SMILES
+    if not isinstance(spec, ScreenSpec) or spec.workers is None:  # here, on each SMILES
         return InProcessEvaluator(oracle, budget, GROUP_SECONDS)
     objective: Any = oracle
-    if settings.get("latency"):
-        objective = WithLatency(objective, settings["latency"], seed=settings["seed"])
-    return RayEvaluator(
-        objective,
-        settings["workers"],
-        timeout=settings.get("timeout"),
-        address=settings.get("ray_address"),
-    )
+    if spec.latency:
+        objective = WithLatency(objective, spec.latency, seed=spec.seed)
+    return RayEvaluator(objective, spec.workers, timeout=spec.timeout, address=spec.ray_address)
 
 
 def _proceed(
-    run: CampaignRun, settings: dict[str, Any], build: Build, still: list[Job], files: CampaignFiles
+    run: CampaignRun, spec: CampaignSpec, build: Build, still: list[Job], files: CampaignFiles
 ) -> CampaignResult:
     """The initial design (what is left of it), then the engine to the budget."""
     run.round = max([run.round, *(job.batch for job in still)])
     run.initial_design([job for job in still if job.batch == 0])
     later = [job for job in still if job.batch > 0]
-    left = settings["budget"] - sum(b > 0 for b in run.batches)
+    left = spec.budget - sum(b > 0 for b in run.batches)
     data = run.told()
     if left <= 0:
         print("the campaign had already reached its budget")
         return CampaignResult(data, int(np.sum(np.asarray(run.batches) == 0)))
     model, rule = build(data, left)
     state = None
-    if settings["resume"]:
-        state = saved_rule_state(files.rule_state, run.round, rule, settings["algorithm"])
-    whole = not settings.get("asynchronous")
+    if spec.resume:
+        state = saved_rule_state(files.rule_state, run.round, rule, spec.rule)
+    whole = not spec.runs_asynchronously
     return run.proceed(model, rule, state, later[:left], left, whole_batches=whole)

@@ -22,8 +22,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ..cluster.connection import connect
 from ..numerics.cores import usable_cores
-from ..ray_cluster import connect
 from .featurise import fingerprint_chunk
 
 Parts = Callable[[], list[tuple[np.ndarray, np.ndarray]]]
@@ -78,7 +78,7 @@ def _exit_with_parent(parent: int, poll_seconds: float = 0.5) -> None:
 
 class RayChunkMap:
     """Fingerprints each chunk as a Ray task (one CPU each) on the cluster at ``address``, or on
-    a local one this process starts (:func:`~trieste_scalable.ray_cluster.connect`), at the
+    a local one this process starts (:func:`~trieste_scalable.cluster.connection.connect`), at the
     first call or at the first read of :attr:`cpus`."""
 
     def __init__(self, address: Optional[str] = None):

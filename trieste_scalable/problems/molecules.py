@@ -31,7 +31,7 @@ from typing import Callable, Iterator, Literal, Optional
 
 import numpy as np
 
-from ..files import file_hash, replace_atomically
+from ..files import file_hash, replace_atomically, text_file
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BUILTIN_LIBRARIES = {"moses-20k": 20_000, "moses-100k": 100_000, "enamine-10k": 10_560}
@@ -88,9 +88,12 @@ def moses_full_files() -> list[Path]:
 
 def read_smiles(path: Path) -> Iterator[str]:
     """SMILES of a .smi file (first field of each line) or a CSV's ``smiles`` column (any case),
-    optionally gzipped."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", newline="") as handle:  # type: ignore[operator]
+    optionally gzipped.
+
+    :raise ValueError: Naming the file if it cannot be read (:func:`~...files.text_file`) or a
+        CSV has no ``smiles`` column.
+    """
+    with text_file(path, "library") as handle:
         if not path.name.removesuffix(".gz").endswith(".csv"):
             yield from (line.split()[0] for line in handle if line.strip())
             return

@@ -1,7 +1,7 @@
 """Molecular oracles that run on the workers of a distributed campaign: ``SMILES -> float``.
 
 ``trieste-scalable screen --workers N --objective SPEC`` evaluates ``SPEC`` on Ray workers,
-one molecule per task (:mod:`trieste_scalable.campaigns.distributed`). ``SPEC`` is one of
+one molecule per task (:mod:`trieste_scalable.cluster.evaluators`). ``SPEC`` is one of
 
 - a built-in property (``celecoxib-mpo``, ``qed``, ``logp``): RDKit on the worker, higher is
   better;

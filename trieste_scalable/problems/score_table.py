@@ -15,7 +15,6 @@ how many rows had no score or an unparseable SMILES, is reported once.
 from __future__ import annotations
 
 import csv
-import gzip
 import math
 import sys
 from dataclasses import dataclass
@@ -23,6 +22,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
+
+from ..files import text_file
 
 PREFIX = "table:"
 SHIPPED = {"enamine-10k-ampc": "enamine10k/ampc_scores.csv.gz"}
@@ -170,13 +171,9 @@ def canonical_chunk(smiles: Sequence[str], settings: tuple) -> tuple[np.ndarray]
 def _rows(spec: TableSpec) -> tuple[list[str], list[str], str]:
     """The SMILES, the score texts and the score column's name of a table."""
     path = spec.path
-    opener = gzip.open if path.suffix == ".gz" else open
     tab = path.name.removesuffix(".gz").endswith((".tsv", ".tab"))
-    try:
-        with opener(path, "rt", newline="") as handle:  # type: ignore[operator]
-            rows = list(csv.reader(handle, delimiter="\t" if tab else ","))
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise ValueError(f"cannot read score table {path} ({error})") from None
+    with text_file(path, "score table") as handle:
+        rows = list(csv.reader(handle, delimiter="\t" if tab else ","))
     if not rows:
         raise ValueError(f"score table {path} is empty")
     header = [name.strip() for name in rows[0]]
@@ -189,13 +186,22 @@ def _rows(spec: TableSpec) -> tuple[list[str], list[str], str]:
         if spec.column not in header:
             raise ValueError(f"score table {path} has no column {spec.column!r} ({header})")
         column = header.index(spec.column)
+        if not any(_number(_cell(row, column)) is not None for row in body):
+            shown = [_cell(row, column) for row in body[:3]]
+            raise ValueError(
+                f"score table {path}: column {spec.column!r} holds no finite number (first "
+                f"cells: {shown})"
+            )
     else:
-        numeric = [
-            j
-            for j in range(len(header))
-            if j != at and any(_number(_cell(r, j)) is not None for r in body)
-        ]
+        beside = [j for j in range(len(header)) if j != at]
+        numeric = [j for j in beside if any(_number(_cell(r, j)) is not None for r in body)]
         if not numeric:
+            floats = [j for j in beside if any(_is_float(_cell(r, j)) for r in body)]
+            if floats:
+                raise ValueError(
+                    f"score table {path}: column {header[floats[0]]!r} holds numbers, but none "
+                    "finite (all NaN or inf)"
+                )
             raise ValueError(f"score table {path} has no numeric column beside SMILES ({header})")
         column = numeric[0]
     return [row[at].strip() for row in body], [_cell(row, column) for row in body], header[column]
@@ -203,6 +209,15 @@ def _rows(spec: TableSpec) -> tuple[list[str], list[str], str]:
 
 def _cell(row: list[str], column: int) -> str:
     return row[column].strip() if len(row) > column else ""
+
+
+def _is_float(text: str) -> bool:
+    """Whether a cell holds a number, finite or not."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _number(text: str) -> Optional[float]:

@@ -27,7 +27,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Literal, Optional, Sequence
 
 import numpy as np
 
@@ -99,9 +99,8 @@ class LibraryStore:
         nothing is written back)."""
         for shard in self.manifest["shards"]:
             name = shard["name"]
-            path = self.path / f"{name}.bits.npy"
-            bits = np.load(path, mmap_mode="c" if copy_on_write else "r")
-            ids = np.load(self.path / f"{name}.ids.npy", mmap_mode="r")
+            bits = load_shard_array(self.path, name, "bits", "c" if copy_on_write else "r")
+            ids = load_shard_array(self.path, name, "ids", "r")
             yield Shard(name, bits, ids, self.path)
 
     def verify(self, names: Optional[Sequence[str]] = None) -> None:
@@ -264,11 +263,7 @@ def check_shards(path: Path, manifest: dict[str, Any]) -> None:
         for suffix in SHARD_FILES:
             if not (path / f"{name}.{suffix}").is_file():
                 raise StoreError(f"{path}: shard {name} is missing its {suffix}")
-        try:
-            bits = np.load(path / f"{name}.bits.npy", mmap_mode="r")
-            ids = np.load(path / f"{name}.ids.npy", mmap_mode="r")
-        except (OSError, ValueError) as error:
-            raise StoreError(f"{path}: shard {name} cannot be read ({error})") from None
+        bits, ids = (load_shard_array(path, name, part, "r") for part in ("bits", "ids"))
         if bits.shape != (rows, row_bytes) or bits.dtype != np.uint8:
             raise StoreError(
                 f"{file}: field shards says {name} holds {rows} rows of {width} bits "
@@ -286,6 +281,22 @@ def check_shards(path: Path, manifest: dict[str, Any]) -> None:
         raise StoreError(
             f"{file}: field library_sha256 is not the hash of the shards' hashes (edited?)"
         )
+
+
+def load_shard_array(path: Path, name: str, part: str, mode: Literal["r", "c"]) -> np.ndarray:
+    """Shard ``name``'s ``part`` (``bits`` or ``ids``) of the store at ``path``, memory-mapped.
+
+    :raise StoreError: Naming the store, the shard and the file if it cannot be read (emptied,
+        truncated, not an array).
+    """
+    try:
+        return np.load(path / f"{name}.{part}.npy", mmap_mode=mode)
+    except (OSError, ValueError, EOFError) as error:
+        reason = str(error) or type(error).__name__
+        raise StoreError(
+            f"{path}: shard {name}'s {part}.npy cannot be read ({reason}): rebuild the store "
+            "with `featurise`"
+        ) from None
 
 
 def shard_hash(out: Path, name: str) -> str:

@@ -29,7 +29,7 @@ def chunk_rows(num: int, chunk_size: int) -> int:
 
 class RemoteSampleScoring(Protocol):
     """Scores B samples over a candidate set held elsewhere, e.g. a library store's shards on Ray
-    actors (:class:`~trieste_scalable.campaigns.scoring_actors.ScoringActors`), with the same
+    actors (:class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`), with the same
     results as :meth:`ChunkedSampleScorer.lowest` over the whole set in this process."""
 
     @property

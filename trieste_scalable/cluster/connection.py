@@ -10,11 +10,11 @@ A local cluster's processes are the driver's descendants (the GCS server, the ra
 raylet's ``ray::DashboardAgent`` / ``ray::RuntimeEnvAgent`` and workers). Ray ties the first
 ones to the driver, but when the driver is SIGKILLed the raylet's agents were measured still
 running 60 s later (orphaned to init), and a killed driver runs no ``atexit`` hook. So a
-:mod:`~trieste_scalable.ray_reaper` process, in its own session so that a signal to the
+:mod:`~trieste_scalable.cluster.reaper` process, in its own session so that a signal to the
 driver's process group spares it, watches the driver through a pipe only the driver holds (the
 kernel closes it however the driver ends), keeps a list of the driver's descendants, and when
 the pipe closes stops every one of them still running (SIGTERM, then SIGKILL after
-:data:`~trieste_scalable.ray_reaper.GRACE_SECONDS`). Linux only (it reads ``/proc``); elsewhere
+:data:`~trieste_scalable.cluster.reaper.GRACE_SECONDS`). Linux only (it reads ``/proc``); elsewhere
 Ray's own clean-up is all there is.
 """
 
@@ -82,7 +82,7 @@ def start_reaper() -> None:
         return
     read, write = os.pipe()
     _reaper = subprocess.Popen(
-        [sys.executable, "-m", "trieste_scalable.ray_reaper", str(os.getpid())],
+        [sys.executable, "-m", "trieste_scalable.cluster.reaper", str(os.getpid())],
         stdin=read,
         start_new_session=True,
     )

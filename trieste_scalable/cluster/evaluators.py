@@ -1,7 +1,7 @@
 """Expensive objectives evaluated on Ray workers, as they finish (the ``[distributed]`` extra).
 
 Ray is the engine Trieste's asynchronous tutorial uses: a local cluster with no set-up (owned by
-the campaign: :mod:`~trieste_scalable.ray_cluster`), and the same code runs on a cluster
+the campaign: :mod:`~trieste_scalable.cluster.connection`), and the same code runs on a cluster
 (``address="auto"`` or ``ray://...``). Only
 plain ``ray`` is needed; ``ray[default]`` pulls a protobuf that breaks TensorFlow.
 
@@ -23,8 +23,14 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..ray_cluster import connect
-from .evaluators import Evaluation, Objective, driver_times, failure_reason, run_objective
+from ..campaigns.evaluators import (
+    Evaluation,
+    Objective,
+    driver_times,
+    failure_reason,
+    run_objective,
+)
+from .connection import connect
 
 BACKSTOP_SECONDS = 60.0
 """The driver gives an evaluation up ``2 * timeout`` plus this many seconds after submitting it
@@ -59,7 +65,7 @@ class RayEvaluator:
     :param max_retries: Times a task whose worker died is retried before it fails (an objective
         that raises is not retried: its error is the result).
     :param address: A Ray cluster to connect to; ``None`` starts a local one this process owns
-        (:func:`~trieste_scalable.ray_cluster.connect`).
+        (:func:`~trieste_scalable.cluster.connection.connect`).
     """
 
     def __init__(

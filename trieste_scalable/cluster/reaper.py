@@ -1,5 +1,5 @@
-"""The reaper of a driver's local Ray cluster (:mod:`~trieste_scalable.ray_cluster`):
-``python -m trieste_scalable.ray_reaper DRIVER_PID``, its standard input the read end of a pipe
+"""The reaper of a driver's local Ray cluster (:mod:`~trieste_scalable.cluster.connection`):
+``python -m trieste_scalable.cluster.reaper DRIVER_PID``, its standard input the read end of a pipe
 only the driver holds.
 
 Every :data:`POLL_SECONDS` it adds the driver's descendants still running to its list (each
@@ -81,7 +81,7 @@ def main(driver: int) -> None:
     :raise SystemExit: If ``driver`` is not the process that started this one (reaping the
         descendants of any other, e.g. of init, would stop unrelated processes)."""
     if os.getppid() != driver:
-        raise SystemExit(f"ray_reaper: process {driver} did not start this reaper; nothing done")
+        raise SystemExit(f"reaper: process {driver} did not start this reaper; nothing done")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for the driver
     me, seen = os.getpid(), set()
     while True:

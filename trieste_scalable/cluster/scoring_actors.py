@@ -35,12 +35,12 @@ from ..numerics.bits import PackedRows, shared_tensor
 from ..numerics.cores import usable_cores
 from ..numerics.rows import mask_of
 from ..problems.store import LibraryStore, StoreError
-from ..ray_cluster import connect
 from ..sampling.feature_cache import SignCache, SignStore
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import MeanFunction, PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer
 from .actor_placement import actor_options, hosts, least_loaded, threads_each
+from .connection import connect
 
 REPLACEMENTS = 2
 """Times one call's actor is started again on another node (its own node gone) before the call

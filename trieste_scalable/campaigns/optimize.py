@@ -1,0 +1,50 @@
+"""A campaign over a built-in synthetic problem (``trieste-scalable optimize``): the problem,
+its GP's fixed hyperparameters and the rule of an :class:`~.specification.OptimizeSpec`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .engine import CampaignResult
+from .specification import OptimizeSpec
+
+
+def run_optimize(spec: OptimizeSpec) -> CampaignResult:
+    """Start or resume the campaign of a resolved specification
+    (:func:`~.campaign_defaults.resolved`).
+
+    :raise UsageError: On more evaluations than random search has candidates, or a bad campaign
+        directory.
+    """
+    from ..problems import get_problem
+    from .algorithms import build
+    from .session import run_session
+
+    problem = get_problem(spec.problem, spec.num_candidates, seed=spec.seed)
+    spec.check_counts(len(problem.points))
+    print(
+        f"{spec.algorithm} on {problem.name}: {len(problem.points)} candidates in "
+        f"d={problem.points.shape[1]}, budget {spec.budget}; logs in {spec.logdir}"
+    )
+
+    def models(data: Any, remaining: int) -> tuple[Any, Any]:
+        return build(
+            spec.rule,
+            data,
+            lengthscale=spec.lengthscale,
+            kernel_variance=spec.kernel_variance,
+            noise_variance=spec.noise_variance,
+            width=spec.confidence_width(),
+            batch_size=spec.batch,
+            max_batch_size=spec.max_batch_size,
+            fixed_batches=spec.batch_policy == "fixed",
+            fit_hyperparameters=spec.fit,
+            seed=spec.seed,
+            budget=remaining,
+            num_inducing=spec.inducing,
+            ratio_threshold=spec.ratio_threshold,
+            exploration_rate=spec.exploration_rate,
+            variance_optimism=spec.variance_optimism,
+        )
+
+    return run_session(problem, spec, models)

@@ -1,0 +1,89 @@
+"""``run.json``: a campaign's specification and its library's content hash, written when the
+campaign starts (:func:`record`) and reloaded by ``--resume`` (:func:`read_record`), which may
+change only the settings of :data:`RESUMABLE`. Records written by earlier versions still load:
+a setting they predate takes the value those campaigns ran with (:data:`LEGACY_SETTINGS`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import CampaignError
+from .screen_specification import ScreenSpec
+from .specification import CampaignSpec, OptimizeSpec
+
+LIBRARY_HASH = "library_sha256"
+SPECIFICATIONS: dict[str, type[CampaignSpec]] = {"screen": ScreenSpec, "optimize": OptimizeSpec}
+"""The specification of each campaign command."""
+RESUMABLE = {"budget", "quiet", "resume", "logdir", "batch_size", "max_batch_size"}
+RESUMABLE |= {"workers", "ray_address", "timeout"}  # where and how long evaluations run
+"""Settings that may change when resuming (everything else must match the original run)."""
+LEGACY_SETTINGS = {"batch_policy": "adaptive", "fingerprint": "bits", "radius": 2}
+LEGACY_SETTINGS |= {"fingerprint_width": 1024}
+"""Settings of campaigns logged before the setting existed: what they ran with (adaptive
+batches; Morgan bits of radius 2, 1,024 wide)."""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A campaign directory's ``run.json``.
+
+    :ivar spec: The campaign's resolved specification.
+    :ivar library_hash: Its library's content hash (``None`` in records from before it).
+    """
+
+    spec: CampaignSpec
+    library_hash: Optional[str]
+
+
+def record(spec: CampaignSpec, library_hash: str) -> str:
+    """``run.json``'s text for a campaign of ``spec`` (resolved) over a library of that hash."""
+    fields = {"command": spec.command, **dataclasses.asdict(spec)}
+    return json.dumps({**fields, LIBRARY_HASH: library_hash})
+
+
+def read_record(path: Path) -> RunRecord:
+    """The campaign ``run.json`` at ``path`` records.
+
+    :raise CampaignError: If the file cannot be read, is not a JSON object of a campaign's
+        settings, or holds a setting of the wrong type or value (naming the file and setting).
+    """
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CampaignError(f"{path} is damaged ({error}); cannot check the settings") from None
+    if not isinstance(saved, dict):
+        raise CampaignError(f"{path} is damaged: expected a JSON object of settings")
+    library_hash = saved.pop(LIBRARY_HASH, None)
+    command = saved.pop("command", None)
+    if command not in SPECIFICATIONS:
+        raise CampaignError(f"{path} is damaged: no campaign command ({command!r})")
+    kind = SPECIFICATIONS[command]
+    names = {spec_field.name for spec_field in dataclasses.fields(kind)}
+    unknown = sorted(set(saved) - names)
+    if unknown:
+        raise CampaignError(f"{path} is damaged: {command} has no setting {unknown[0]!r}")
+    legacy = {name: value for name, value in LEGACY_SETTINGS.items() if name in names}
+    try:
+        spec = kind(**{**legacy, **saved})
+    except (TypeError, ValueError) as error:
+        raise CampaignError(f"{path} is damaged ({error})") from None
+    if library_hash is not None and not isinstance(library_hash, str):
+        raise CampaignError(f"{path} is damaged: {LIBRARY_HASH} is not a string")
+    return RunRecord(spec, library_hash)
+
+
+def changed_settings(original: CampaignSpec, now: CampaignSpec) -> dict[str, tuple[Any, Any]]:
+    """The settings ``now`` changes from ``original`` that a resumed campaign may not
+    change (their names, each with the original value and the new one)."""
+    if type(original) is not type(now):
+        return {"command": (original.command, now.command)}
+    return {
+        spec_field.name: (getattr(original, spec_field.name), getattr(now, spec_field.name))
+        for spec_field in dataclasses.fields(now)
+        if spec_field.name not in RESUMABLE
+        and getattr(original, spec_field.name) != getattr(now, spec_field.name)
+    }

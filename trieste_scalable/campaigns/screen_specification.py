@@ -1,0 +1,146 @@
+"""``trieste-scalable screen``'s specification (:class:`ScreenSpec`): the library, its objective
+and fingerprint, and where evaluations run, on :class:`~.specification.CampaignSpec`'s
+settings."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar, Optional, cast
+
+from ..errors import UsageError
+from ..problems.molecules import BUILTIN_LIBRARIES, FINGERPRINTS, MOSES_FULL, OBJECTIVES
+from .setting_fields import setting
+from .specification import CampaignSpec, too_many
+
+DEFAULT_FINGERPRINT, DEFAULT_WIDTH = "atom-pair-counts", 2048
+"""``screen``'s fingerprint (``benchmarks/molpal_enamine.py``; ``docs/screening.md`` says why)."""
+WORKERS = "evaluations on Ray workers (the [distributed] extra)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScreenSpec(CampaignSpec):
+    """``trieste-scalable screen``: a molecular library, its objective and fingerprint, and
+    where evaluations run (in this process, on Ray workers, or a store's shards on actors)."""
+
+    command: ClassVar[str] = "screen"
+    default_algorithm: ClassVar[str] = "gp-bucb"
+    default_batch_size: ClassVar[int] = 100
+    default_batch_policy: ClassVar[str] = "fixed"
+
+    budget: int = setting(1000, "evaluations after the initial design")
+    initial: int = setting(100, "random initial molecules")
+    logdir: str = setting("runs/screen", "outputs and TensorBoard logs", path=True)
+    library: str = setting(
+        "moses-20k",
+        f"{' or '.join(BUILTIN_LIBRARIES)} (shipped), {MOSES_FULL} (1.9 M molecules; `pip "
+        "install --no-deps molsets` first), a .smi/.csv file of SMILES or a library store",
+        path=True,
+    )
+    objective: str = setting(
+        "celecoxib-mpo",
+        f"{', '.join(sorted(OBJECTIVES))} (computed for the library up front), "
+        "table:FILE[:COLUMN] (your scores: a CSV/TSV with a SMILES column; the first numeric "
+        "column by default), python:module:function (SMILES -> float) or dock:TARGET "
+        "(dockstring; lower is better); in this process, or on Ray with --workers",
+    )
+    lower_is_better: bool = setting(
+        False,
+        "the objective's scores are better when lower (e.g. docking energies); every report "
+        "shows them as they are",
+        flags=("--lower-is-better", "--minimize"),
+    )
+    fingerprint: Optional[str] = setting(
+        None,
+        f"default {DEFAULT_FINGERPRINT} (a library store: its own); bits and counts are "
+        "Morgan's; counts get the MinMax kernel",
+        choices=tuple(FINGERPRINTS),
+    )
+    radius: Optional[int] = setting(None, "Morgan fingerprints' radius (default 2)")
+    fingerprint_width: Optional[int] = setting(
+        None,
+        f"fingerprint bits (default {DEFAULT_WIDTH}; counts take 3 bits a feature; --width is "
+        "the UCB rules' confidence width)",
+    )
+    noise: float = setting(0.0, "observation noise std")
+    skip_invalid: bool = setting(False, "drop unparseable SMILES")
+    workers: Optional[int] = setting(None, "evaluations in flight", group=WORKERS)
+    asynchronous: bool = setting(False, "tell results and ask as they come", group=WORKERS)
+    ray_address: Optional[str] = setting(
+        None, "a Ray cluster for --workers and --scoring-actors", group=WORKERS
+    )
+    timeout: Optional[float] = setting(None, "seconds per evaluation", group=WORKERS)
+    latency: Optional[float] = setting(
+        None, "simulated mean delay per evaluation (s)", group=WORKERS
+    )
+    scoring_actors: Optional[int] = setting(
+        None, "ts over a library store: score its shards on N Ray actors (same picks)"
+    )
+
+    @property
+    def fingerprint_settings(self) -> tuple[str, int, int]:
+        """The fingerprint's kind, radius and width once resolved
+        (:func:`~.campaign_defaults.resolved`).
+
+        :raise ValueError: If the specification was not resolved.
+        """
+        settings = (self.fingerprint, self.radius, self.fingerprint_width)
+        if None in settings:
+            raise ValueError("fingerprint is not resolved: pass the specification to resolved()")
+        return cast(tuple[str, int, int], settings)
+
+    @property
+    def runs_asynchronously(self) -> bool:
+        return bool(self.asynchronous and self.workers)
+
+    def batch_cap(self) -> int:
+        """With ``--workers N --asynchronous`` 2N: an adaptive rule's acquisition costs mostly
+        scoring every candidate, so one that also refills the proposals in hand for workers that
+        free up during the next acquisition is cheaper than two (BBKB on 20,000 molecules, 32
+        workers: 95.8 % of their time busy with 64, 90-94 % with 32). The stopping threshold
+        still bounds the points in flight."""
+        if self.max_batch_size is None and self.runs_asynchronously:
+            assert self.workers is not None
+            return 2 * self.workers
+        return super().batch_cap()
+
+    def check_counts(self, num_candidates: int) -> None:
+        if self.initial + self.budget > num_candidates:
+            raise too_many(self.initial + self.budget, num_candidates)
+
+    def _check_ranges(self) -> None:
+        """The screening settings first (the command line checked them first), then the
+        common ones."""
+        from ..problems.oracles import is_table_objective
+        from ..problems.store import is_store
+
+        if not (math.isfinite(self.noise) and self.noise >= 0):
+            raise UsageError(f"--noise must be finite and non-negative, got {self.noise}")
+        for name in ("workers", "timeout", "latency", "scoring_actors"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+        for name, least in (("radius", 1), ("fingerprint_width", 8)):
+            value = getattr(self, name)
+            if value is not None and value < least:
+                flag = f"--{name.replace('_', '-')}"
+                raise UsageError(f"{flag} must be at least {least}, got {value}")
+        if self.scoring_actors is not None and self.algorithm is not None:
+            if self.algorithm != "ts" or not is_store(self.library):
+                raise UsageError("--scoring-actors scores --algorithm ts over a library store")
+        try:
+            table = is_table_objective(self.objective)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        if self.workers is None:
+            used = [name for name in ("asynchronous", "timeout", "latency") if getattr(self, name)]
+            if used:
+                raise UsageError(f"--{used[0]} needs --workers")
+            if self.ray_address and not self.scoring_actors:  # Ray's two users in a campaign
+                raise UsageError("--ray-address needs --workers or --scoring-actors")
+        if self.noise and (self.workers is not None or not table):
+            raise UsageError(
+                "--noise simulates noise on an objective known up front (a built-in property or "
+                "a score table) evaluated in this process, not with --workers or an oracle"
+            )
+        super()._check_ranges()

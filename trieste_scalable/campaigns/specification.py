@@ -1,0 +1,273 @@
+"""The typed specification of a campaign: every setting of ``trieste-scalable screen``
+(:class:`ScreenSpec`) and ``optimize`` (:class:`OptimizeSpec`) with its type, default and help
+in one place. The command line's parser is generated from these fields, :func:`~.screen.screen`
+builds a :class:`ScreenSpec` from its keyword arguments, and ``run.json`` stores and reloads one
+(:mod:`.run_record`). ``screen``'s is in :mod:`.screen_specification`.
+
+A specification is frozen and checked once, where it is built: types first
+(:func:`~.setting_fields.checked_value`, a ``TypeError`` naming the setting), then ranges and
+combinations (a :class:`~trieste_scalable.errors.UsageError` worded as the command line's).
+Settings whose default depends on the campaign (the rule, the batch policy and size, the
+fingerprint of a library store or a resumed campaign) are ``None`` until
+:func:`~.campaign_defaults.resolved` returns a new specification with them filled in::
+
+    from trieste_scalable.campaigns.specification import ScreenSpec
+    from trieste_scalable.campaigns.campaign_defaults import resolved
+
+    spec = resolved(ScreenSpec(library="library.smi", budget=200, batch_size=20))
+    spec.algorithm, spec.fingerprint  # 'gp-bucb', 'atom-pair-counts'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Optional, TypeVar, cast, get_type_hints
+
+from ..errors import UsageError
+from ..problems import PROBLEMS
+from . import ALGORITHMS
+from .setting_fields import checked_value, flags_of, setting
+
+MIN_NOISE_VARIANCE = 1e-12  # models.base.NOISE_FLOOR (not imported: specifications load no TF)
+
+Spec = TypeVar("Spec", bound="CampaignSpec")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CampaignSpec:
+    """The settings every campaign has: the rule and its batches, the budget, the directory.
+
+    :cvar command: The command that runs it (``run.json``'s ``command``).
+    :cvar default_algorithm: Its rule where none is given (:func:`~.campaign_defaults.resolved`);
+        likewise ``default_batch_size`` and ``default_batch_policy``. A setting's help may name
+        them as ``{default_algorithm}``, filled in for each command (:meth:`help_of`).
+    """
+
+    command: ClassVar[str] = ""
+    default_algorithm: ClassVar[str] = "bbkb"
+    default_batch_size: ClassVar[int] = 10
+    default_batch_policy: ClassVar[str] = "adaptive"
+
+    algorithm: Optional[str] = setting(
+        None,
+        "default {default_algorithm} (screen: ts for asynchronous campaigns and library stores, "
+        "whose scale an exact GP does not reach; a resumed campaign's own)",
+        choices=ALGORITHMS,
+    )
+    budget: int = setting(300, "evaluations after the initial design")
+    initial: int = setting(10, "size of the random initial design")
+    batch_size: Optional[int] = setting(
+        None,
+        "for fixed-batch rules (default {default_batch_size}; with --asynchronous, how many "
+        "points are proposed "
+        "at once: default twice the number of workers)",
+    )
+    max_batch_size: Optional[int] = setting(
+        None,
+        "cap adaptive batches (default the batch size; with --asynchronous, twice the number "
+        "of workers)",
+    )
+    width: str = setting(
+        "constant",
+        "the UCB rules' confidence width (constant: --beta)",
+        choices=("theory", "reference_code", "constant"),
+    )
+    beta: float = setting(2.0, "the constant width's beta")
+    fit: bool = setting(False, "fit the hyperparameters")
+    exploration_rate: Optional[float] = setting(
+        None,
+        "with --fit, UCB rules add about RATE*sqrt(n) random points in n evaluations so the fits "
+        "stay honest (default 3; 0 for none; see docs/fitting.md)",
+    )
+    variance_optimism: Optional[float] = setting(
+        None,
+        "with --fit, UCB rules' models raise the fitted signal variance Z times the fit's noise "
+        "share Laplace standard deviations (default 2; 0 for none; see docs/fitting.md)",
+    )
+    inducing: Optional[int] = setting(
+        None, "ts: the SVGP's inducing points (default 1000 in screen, 500 in optimize)"
+    )
+    ratio_threshold: Optional[float] = setting(
+        None,
+        "bbkb, bbkb-local, gp-bucb, mini-ucb, mini-ei: the stopping threshold C (default 2): "
+        "how much hallucinated variance a batch, or the points in flight, may hold (with "
+        "--workers N --asynchronous, about N + 1 keeps N novel candidates in flight, 2N + 1 "
+        "also proposes ahead)",
+    )
+    batch_policy: Optional[str] = setting(
+        None,
+        "bbkb, bbkb-local, gp-bucb: adaptive batches end by the stopping rule (capped at "
+        "--max-batch-size); fixed ones have --batch-size points every time (a protocol such as "
+        "MolPAL's), the last cut at the budget (default {default_batch_policy}; a resumed "
+        "campaign's own)",
+        choices=("adaptive", "fixed"),
+    )
+    seed: int = setting(0, "the campaign's random seed (a non-negative integer)")
+    logdir: str = setting("runs/optimize", "outputs and TensorBoard logs", path=True)
+    resume: bool = setting(False, "continue the run in --logdir")
+    quiet: bool = setting(False, "no progress bar")
+
+    def __post_init__(self) -> None:
+        hints = _hints(type(self))
+        for spec_field in dataclasses.fields(self):
+            value = checked_value(
+                spec_field, getattr(self, spec_field.name), hints[spec_field.name]
+            )
+            object.__setattr__(self, spec_field.name, value)
+        self._check_ranges()
+
+    @classmethod
+    def of(cls: type[Spec], **settings: Any) -> Spec:
+        """The specification of ``settings`` (the command's long options with underscores).
+
+        :raise TypeError: On a setting the command does not have, or of the wrong type.
+        :raise UsageError: On a bad value, naming the setting.
+        """
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(settings) - set(known))
+        if unknown:
+            raise TypeError(
+                f"{cls.command}() has no setting {unknown[0]!r} (settings: {', '.join(known)})"
+            )
+        return cls(**settings)
+
+    @classmethod
+    def help_of(cls, name: str) -> str:
+        """The help of setting ``name`` for this command (its defaults filled in)."""
+        spec_field = next(f for f in dataclasses.fields(cls) if f.name == name)
+        return str(spec_field.metadata["help"]).format(
+            default_algorithm=cls.default_algorithm,
+            default_batch_size=cls.default_batch_size,
+            default_batch_policy=cls.default_batch_policy,
+        )
+
+    @property
+    def runs_asynchronously(self) -> bool:
+        """Whether the campaign tells results and asks as they come, on workers."""
+        return False
+
+    @property
+    def rule(self) -> str:
+        """The rule's name: ``algorithm`` once resolved (:func:`~.campaign_defaults.resolved`).
+
+        :raise ValueError: If the specification was not resolved.
+        """
+        return _resolved(self.algorithm, "algorithm")
+
+    @property
+    def batch(self) -> int:
+        """The batch size once resolved (:func:`~.campaign_defaults.resolved`).
+
+        :raise ValueError: If the specification was not resolved.
+        """
+        return _resolved(self.batch_size, "batch_size")
+
+    def confidence_width(self) -> Any:
+        """The UCB rules' :class:`~trieste_scalable.acquisition.ConfidenceWidth` (loads
+        TensorFlow)."""
+        from ..acquisition import ConfidenceWidth
+
+        return ConfidenceWidth(cast(Any, self.width), beta=self.beta)
+
+    def batch_cap(self) -> int:
+        """``--max-batch-size``, by default the batch size (resolved here, not stored: the logged
+        settings of earlier campaigns stay resumable)."""
+        if self.max_batch_size is not None:
+            return self.max_batch_size
+        return self.batch
+
+    def check_counts(self, num_candidates: int) -> None:
+        """Refuse an initial design and budget larger than the candidates where the campaign
+        never evaluates one twice (random search; every screening campaign).
+
+        :raise UsageError: Naming the counts.
+        """
+        if self.initial + self.budget > num_candidates and self.algorithm == "random":
+            raise too_many(self.initial + self.budget, num_candidates)
+
+    def _check_ranges(self) -> None:
+        """:raise UsageError: Naming the first setting out of range, as the command line does."""
+        for name in ("budget", "initial", "batch_size", "beta", "max_batch_size", "inducing"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise UsageError(f"{flag(self, name)} must be positive, got {value}")
+        for name in ("exploration_rate", "variance_optimism"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise UsageError(f"{flag(self, name)} must be finite and >= 0, got {value}")
+            if value is not None and not self.fit:
+                raise UsageError(f"{flag(self, name)} applies to fitted models: add --fit")
+        if self.seed < 0:
+            raise UsageError(f"--seed must be a non-negative integer, got {self.seed}")
+        epochs = bool(self.algorithm and self.algorithm.startswith("mini"))
+        if epochs and self.batch_policy == "fixed":
+            raise UsageError(f"--batch-policy fixed: {self.algorithm}'s epochs set its batches")
+        threshold = self.ratio_threshold
+        if threshold is not None and not (threshold > 1 if epochs else threshold >= 1):
+            bound = "above 1" if epochs else "at least 1"
+            raise UsageError(f"--ratio-threshold must be {bound}, got {threshold}")
+        for spec_field in dataclasses.fields(self):
+            value, choices = getattr(self, spec_field.name), spec_field.metadata.get("choices")
+            if choices and value is not None and value not in choices:
+                raise UsageError(
+                    f"{flags_of(spec_field)[0]} must be one of {', '.join(choices)}, got {value!r}"
+                )
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptimizeSpec(CampaignSpec):
+    """``trieste-scalable optimize``: a built-in synthetic problem and its GP's settings."""
+
+    command: ClassVar[str] = "optimize"
+
+    problem: str = setting("rkhs3", "a built-in noisy problem", choices=PROBLEMS)
+    num_candidates: Optional[int] = setting(None, "the problem's candidates (its default)")
+    lengthscale: float = setting(0.3, "the kernel's lengthscale")
+    kernel_variance: float = setting(0.1, "the kernel's variance")
+    noise_variance: float = setting(0.01, "lambda")
+
+    def _check_ranges(self) -> None:
+        super()._check_ranges()
+        for name in ("lengthscale", "kernel_variance", "num_candidates"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise UsageError(f"{flag(self, name)} must be positive, got {value}")
+        if not (math.isfinite(self.noise_variance) and self.noise_variance > MIN_NOISE_VARIANCE):
+            raise UsageError(
+                f"--noise-variance must be finite and above {MIN_NOISE_VARIANCE:g} (the models' "
+                f"floor), got {self.noise_variance}"
+            )
+
+
+def too_many(asked: int, num_candidates: int) -> UsageError:
+    """The error for an initial design and budget of ``asked`` among ``num_candidates``."""
+    return UsageError(
+        f"--initial + --budget = {asked} exceeds the {num_candidates} candidates (screening "
+        "never evaluates a candidate twice)"
+    )
+
+
+def flag(spec: CampaignSpec, name: str) -> str:
+    """How errors name setting ``name`` of ``spec``: its first command-line flag."""
+    return flags_of(next(f for f in dataclasses.fields(spec) if f.name == name))[0]
+
+
+Value = TypeVar("Value")
+
+
+def _resolved(value: Optional[Value], name: str) -> Value:
+    if value is None:
+        raise ValueError(f"{name} is not resolved: pass the specification to resolved()")
+    return value
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """The declared type of each setting of ``cls`` (resolved once a class)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]

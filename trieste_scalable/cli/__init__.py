@@ -1,0 +1,104 @@
+"""The ``trieste-scalable`` command (also ``python -m trieste_scalable``).
+
+- ``trieste-scalable screen``: a virtual-screening campaign over a molecular library
+  (:func:`~trieste_scalable.campaigns.screen.screen` in Python);
+- ``trieste-scalable optimize``: the same over a built-in synthetic problem;
+- ``trieste-scalable featurise``: a sharded library store from SMILES files, for ``screen
+  --library STORE`` (:mod:`~trieste_scalable.problems.store`);
+- ``trieste-scalable cache``: the cache directory's entries by library, and pruning them
+  (:mod:`~trieste_scalable.problems.cache_admin`).
+
+Each campaign command's arguments become a typed specification
+(:mod:`~trieste_scalable.campaigns.specification`, :func:`.parser.spec_of`), checked as it is
+built and completed by :func:`~trieste_scalable.campaigns.campaign_defaults.resolved`; nothing
+below this package sees ``argparse``.
+
+The campaigns write ``evaluations.csv``, ``summary.png`` and TensorBoard logs to ``--logdir``
+and can be continued after an interruption with ``--resume``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from ..errors import CampaignError, UsageError
+from .parser import parser, spec_of
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
+    args = parser().parse_args(argv)
+    try:
+        if args.command in ("featurise", "cache"):
+            from .tools import cache, featurise
+
+            return (featurise if args.command == "featurise" else cache)(args)
+        _campaign(args)
+        return 0
+    except UsageError as error:
+        print(f"trieste-scalable: error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # a runtime failure: one clear line, not a traceback
+        print(f"trieste-scalable: error: {_describe(error)}", file=sys.stderr)
+        kept = _logged(args)
+        if kept:
+            print(
+                f"the {kept} evaluations logged are kept in {args.logdir}/evaluations.csv: fix "
+                "the cause and continue with the same command plus --resume",
+                file=sys.stderr,
+            )
+        return 1
+    except KeyboardInterrupt:
+        again = (
+            "every finished shard is kept; run the same command again to finish the store"
+            if args.command == "featurise"
+            else f"every finished batch is in {args.logdir}/evaluations.csv; continue with the "
+            "same command plus --resume"
+        )
+        print(f"\ninterrupted: {again}", file=sys.stderr)
+        return 130
+
+
+def _campaign(args: argparse.Namespace) -> None:
+    """Run the campaign command's resolved specification (which may read a resumed
+    ``run.json`` or a store's manifest, and fail)."""
+    from ..campaigns.campaign_defaults import resolved
+    from ..campaigns.screen_specification import ScreenSpec
+    from ..campaigns.specification import OptimizeSpec
+
+    spec = resolved(spec_of(args))
+    if isinstance(spec, ScreenSpec):
+        from ..campaigns.screen import run_screen
+
+        run_screen(spec)
+    elif isinstance(spec, OptimizeSpec):
+        from ..campaigns.optimize import run_optimize
+
+        run_optimize(spec)
+
+
+def _logged(args: argparse.Namespace) -> int:
+    """Rows of a new campaign's log after a failure (0 if it has none, for the other commands
+    and for ``--resume``)."""
+    path = Path(getattr(args, "logdir", "")) / "evaluations.csv"
+    if args.command not in ("screen", "optimize") or args.resume or not path.is_file():
+        return 0  # a resumed campaign's user knows its log (and a damaged one is named)
+    with open(path) as handle:
+        return max(sum(1 for line in handle if line.strip()) - 1, 0)
+
+
+def _describe(error: Exception) -> str:
+    """One line for a runtime failure (TensorFlow's messages span many lines)."""
+    message = str(error).strip().splitlines()
+    kind = "" if isinstance(error, (CampaignError, ValueError)) else f"{type(error).__name__}: "
+    return kind + (message[0] if message else type(error).__name__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

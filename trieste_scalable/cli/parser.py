@@ -1,0 +1,94 @@
+"""The ``trieste-scalable`` command's parser. The campaign commands' options are generated from
+their specifications' fields (:mod:`~trieste_scalable.campaigns.specification`), so the command
+line and :func:`~trieste_scalable.campaigns.screen.screen` take the same settings with the same
+defaults and help; :func:`spec_of` turns parsed arguments into a specification."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any, get_type_hints
+
+from .. import __version__
+from ..campaigns.run_record import SPECIFICATIONS
+from ..campaigns.setting_fields import base_type, flags_of
+from ..campaigns.specification import CampaignSpec
+from ..problems.molecules import FINGERPRINTS
+
+HELP = {"screen": "screen a molecular library", "optimize": "optimise a built-in noisy problem"}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: ``screen`` and ``optimize`` (from their specifications), ``featurise``
+    and ``cache``."""
+    parser = argparse.ArgumentParser(
+        prog="trieste-scalable", description="Scalable GP Bayesian optimisation with Trieste."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for command, spec_type in SPECIFICATIONS.items():
+        add_settings(commands.add_parser(command, help=HELP[command]), spec_type)
+    store = "build a sharded library store from SMILES files (on Ray)"
+    _featurise(commands.add_parser("featurise", help=store))
+    cache = "list the cache directory's entries by library and kind, or prune them"
+    _cache(commands.add_parser("cache", help=cache))
+    return parser
+
+
+def add_settings(parser: argparse.ArgumentParser, spec_type: type[CampaignSpec]) -> None:
+    """One option of ``parser`` for each setting of ``spec_type``: its flags, type, choices,
+    default and help (a ``bool`` is a switch), in its argument group if it has one."""
+    hints = get_type_hints(spec_type)
+    groups: dict[str, Any] = {}
+    for spec_field in dataclasses.fields(spec_type):
+        meta, kind = spec_field.metadata, base_type(hints[spec_field.name])[0]
+        group = meta.get("group")
+        target = groups.setdefault(group, parser.add_argument_group(group)) if group else parser
+        options: dict[str, Any] = dict(dest=spec_field.name)
+        options["help"] = spec_type.help_of(spec_field.name)
+        options["default"] = spec_field.default
+        if kind is bool:
+            options["action"] = "store_true"
+        else:
+            options["type"] = kind
+            if meta.get("choices"):
+                options["choices"] = meta["choices"]
+        target.add_argument(*flags_of(spec_field), **options)
+
+
+def spec_of(args: argparse.Namespace) -> CampaignSpec:
+    """The specification of a campaign command's parsed arguments (checked as it is built).
+
+    :raise UsageError: On a bad setting, naming it.
+    """
+    spec_type = SPECIFICATIONS[args.command]
+    return spec_type(**{f.name: getattr(args, f.name) for f in dataclasses.fields(spec_type)})
+
+
+def _featurise(store: argparse.ArgumentParser) -> None:
+    store.add_argument("library", nargs="+", help=".smi or .csv files (optionally .gz)")
+    store.add_argument("--out", required=True, help="the store's directory")
+    store.add_argument("--fingerprint", default="bits", choices=list(FINGERPRINTS))
+    store.add_argument("--radius", type=int, default=2, help="Morgan fingerprints' radius")
+    store.add_argument("--fingerprint-width", type=int, default=1024, help="fingerprint bits")
+    store.add_argument("--shard-size", type=int, default=1_000_000, help="molecules per shard")
+    store.add_argument(
+        "--ray-address",
+        default=None,
+        help="a Ray cluster to fingerprint on (default: worker processes on this machine)",
+    )
+    store.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def _cache(cache: argparse.ArgumentParser) -> None:
+    cache.add_argument("--library", default=None, help="only entries of libraries naming this")
+    cache.add_argument("--prune", action="store_true", help="remove the entries selected")
+    cache.add_argument(
+        "--older-than", type=float, default=None, metavar="DAYS", help="last used before"
+    )
+    cache.add_argument(
+        "--max-size", default=None, metavar="SIZE",
+        help="remove the least recently used entries until the cache takes at most SIZE "
+        "(e.g. 20G)",
+    )  # fmt: skip
+    cache.add_argument("--dry-run", action="store_true", help="say what --prune would remove")
