@@ -12,7 +12,7 @@ from trieste_scalable.acquisition.thompson import ThompsonState
 from trieste_scalable.campaigns import algorithms
 from trieste_scalable.campaigns.campaign_defaults import resolved
 from trieste_scalable.cli import main
-from trieste_scalable.cli.parser import parser, spec_of
+from trieste_scalable.cli.arguments import parser, spec_of
 from trieste_scalable.problems.molecules import load_smiles
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py

@@ -60,7 +60,7 @@ def test_core_runs_without_rdkit_and_matplotlib(tmp_path: Path) -> None:
 LIGHT_SCRIPT = r"""
 import sys
 from trieste_scalable.campaigns.campaign_defaults import resolved
-from trieste_scalable.cli.parser import parser, spec_of
+from trieste_scalable.cli.arguments import parser, spec_of
 from trieste_scalable.problems.store_build import build_store
 
 for argv in (["screen", "--budget", "5"], ["optimize", "--problem", "grid3"]):

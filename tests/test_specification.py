@@ -27,7 +27,7 @@ from trieste_scalable.campaigns.run_record import (
 from trieste_scalable.campaigns.screen import screen
 from trieste_scalable.campaigns.screen_specification import ScreenSpec
 from trieste_scalable.campaigns.specification import OptimizeSpec
-from trieste_scalable.cli.parser import parser, spec_of
+from trieste_scalable.cli.arguments import parser, spec_of
 from trieste_scalable.errors import CampaignError, UsageError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "old_campaigns"
@@ -193,6 +193,14 @@ def test_resuming_a_campaign_of_the_other_command_is_refused(tmp_path: Path) -> 
     spec = ScreenSpec(logdir=str(tmp_path / "run"), resume=True)
     with pytest.raises(UsageError, match="holds a campaign of optimize, not of screen"):
         resolved(spec)
+
+
+def test_settings_of_keeps_working_with_a_warning() -> None:
+    from trieste_scalable.campaigns.screen import settings_of
+
+    with pytest.warns(DeprecationWarning, match="settings_of is deprecated"):
+        spec = settings_of(library="x.smi", budget=7)
+    assert spec == resolved(ScreenSpec(library="x.smi", budget=7)) and spec.batch_size == 100
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))

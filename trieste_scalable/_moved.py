@@ -21,7 +21,7 @@ MOVED = {
     "trieste_scalable.campaigns.scoring_actors": "trieste_scalable.cluster.scoring_actors",
     "trieste_scalable.campaigns.actor_placement": "trieste_scalable.cluster.actor_placement",
     "trieste_scalable.cache_admin": "trieste_scalable.problems.cache_admin",
-    "trieste_scalable.arguments": "trieste_scalable.cli.parser",
+    "trieste_scalable.arguments": "trieste_scalable.cli.arguments",
 }
 """Each old module path and where the module is now."""
 

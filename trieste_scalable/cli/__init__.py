@@ -9,7 +9,7 @@
   (:mod:`~trieste_scalable.problems.cache_admin`).
 
 Each campaign command's arguments become a typed specification
-(:mod:`~trieste_scalable.campaigns.specification`, :func:`.parser.spec_of`), checked as it is
+(:mod:`~trieste_scalable.campaigns.specification`, :func:`.arguments.spec_of`), checked as it is
 built and completed by :func:`~trieste_scalable.campaigns.campaign_defaults.resolved`; nothing
 below this package sees ``argparse``.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from ..errors import CampaignError, UsageError
-from .parser import parser, spec_of
+from .arguments import parser, spec_of
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
 
