@@ -1,4 +1,5 @@
-"""MolPAL's retrospective benchmark on its Enamine10k library with AmpC docking scores.
+"""MolPAL's retrospective benchmark on its Enamine10k library with its thymidylate kinase (PDB 4UNN)
+docking scores.
 
 MolPAL's protocol (Graff, Shakhnovich & Coley, Chem. Sci. 2021): 1 % of the library at random
 (106 molecules), then five batches of 1 %, 6 % in all; measured by the share of the library's
@@ -38,7 +39,7 @@ from trieste_scalable.problems.score_table import canonical_smiles
 
 PROTOCOL = dict(
     library="enamine-10k",
-    objective="table:enamine-10k-ampc",
+    objective="table:enamine-10k-4unn",
     lower_is_better=True,
     initial=106,
     budget=530,
@@ -76,7 +77,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
 
 def truth() -> tuple[dict[str, float], list[str], list[float]]:
     """The table's best score of each canonical SMILES, its top-100 SMILES and scores."""
-    with gzip.open(ENAMINE_10K / "ampc_scores.csv.gz", "rt") as handle:
+    with gzip.open(ENAMINE_10K / "4unn_scores.csv.gz", "rt") as handle:
         rows = [(s, v) for s, v in csv.reader(handle) if v and v != "score"]
     keys = canonical_smiles([s for s, _ in rows])
     best: dict[str, float] = {}

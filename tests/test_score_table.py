@@ -121,3 +121,17 @@ def test_top_k_found_matches_molpals_definitions_with_ties_and_gaps() -> None:
         assert found.smiles == pytest.approx(smiles) and found.scores == pytest.approx(scores)
     everything = top_k_found(values, np.arange(300), k=25)
     assert everything.smiles == everything.scores == 1.0
+
+
+def test_the_shipped_table_is_named_for_its_target_and_the_old_name_still_reads() -> None:
+    """MolPAL's Enamine10k scores are against thymidylate kinase (PDB 4UNN), not AmpC: the table
+    is ``table:enamine-10k-4unn``; the misnomer reads the same file, with a warning."""
+    right = TableSpec.parse("table:enamine-10k-4unn")
+    assert right.path.name == "4unn_scores.csv.gz" and right.path.is_file()
+    with pytest.warns(DeprecationWarning, match="thymidylate kinase, PDB 4UNN, not AmpC"):
+        assert TableSpec.parse("table:enamine-10k-ampc") == right
+    from trieste_scalable.campaigns.screen_specification import ScreenSpec
+
+    with pytest.warns(DeprecationWarning):  # a campaign logged with the old name resumes
+        old = ScreenSpec(objective="table:enamine-10k-ampc", lower_is_better=True)
+    assert old == ScreenSpec(objective="table:enamine-10k-4unn", lower_is_better=True)

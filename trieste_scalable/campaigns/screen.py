@@ -6,10 +6,10 @@ campaign directory and ``--resume``::
 
     done = screen(
         library="library.csv.gz",
-        objective="table:ampc_scores.csv.gz",   # the chemist's own scores
+        objective="table:4unn_scores.csv.gz",   # the chemist's own scores
         lower_is_better=True,                   # docking energies, kcal/mol
         budget=530, initial=106, batch_size=106,
-        logdir="runs/ampc",
+        logdir="runs/4unn",
     )
     print(done.top_k.scores, done.logdir / "evaluations.csv")
 

@@ -10,6 +10,7 @@ from typing import ClassVar, Optional, cast
 
 from ..errors import UsageError
 from ..problems.molecules import BUILTIN_LIBRARIES, FINGERPRINTS, MOSES_FULL, OBJECTIVES
+from ..problems.score_table import renamed
 from .setting_fields import setting
 from .specification import CampaignSpec, too_many
 
@@ -76,6 +77,10 @@ class ScreenSpec(CampaignSpec):
     scoring_actors: Optional[int] = setting(
         None, "ts over a library store: score its shards on N Ray actors (same picks)"
     )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "objective", renamed(self.objective))  # one name a table
 
     @property
     def fingerprint_settings(self) -> tuple[str, int, int]:

@@ -1,10 +1,11 @@
 """Molecular libraries, Morgan fingerprints and a property oracle, all computed with RDKit.
 
 - Libraries: ``moses-20k`` / ``moses-100k`` (the MOSES subset shipped in ``data/``, see
-  ``scripts/make_moses_subset.py``), ``enamine-10k`` (MolPAL's Enamine10k, with its AmpC
-  docking scores as the score table ``table:enamine-10k-ampc``), ``moses-full`` (all 1.9 M
-  MOSES molecules, from the ``molsets`` package's data files), or any ``.smi`` / ``.csv`` file
-  of SMILES (optionally gzipped; a CSV needs a ``smiles`` column, any case).
+  ``scripts/make_moses_subset.py``), ``enamine-10k`` (MolPAL's Enamine10k, with its
+  thymidylate kinase (4UNN) docking scores as the score table ``table:enamine-10k-4unn``),
+  ``moses-full`` (all 1.9 M MOSES molecules, from the ``molsets`` package's data files), or any
+  ``.smi`` / ``.csv`` file of SMILES (optionally gzipped; a CSV needs a ``smiles`` column, any
+  case).
 - Fingerprints (:data:`FINGERPRINTS`): Morgan (ECFP-like), atom-pair or topological-torsion bit
   vectors, or their count vectors in unary encoding (one bit per "count >= j", j <=
   ``COUNT_CAP``) so that the Tanimoto kernel on them is MinMax on the counts.
@@ -36,7 +37,8 @@ from ..files import file_hash, replace_atomically, text_file
 DATA = Path(__file__).resolve().parents[1] / "data"
 BUILTIN_LIBRARIES = {"moses-20k": 20_000, "moses-100k": 100_000, "enamine-10k": 10_560}
 ENAMINE_10K = DATA / "enamine10k"
-"""MolPAL's Enamine10k library and its AmpC docking scores (MIT, see its README and LICENSE)."""
+"""MolPAL's Enamine10k library and its thymidylate kinase (PDB 4UNN) docking scores (MIT, see its
+README and LICENSE)."""
 MOSES_FULL = "moses-full"
 MOSES_FILES = ("train.csv.gz", "test.csv.gz", "test_scaffolds.csv.gz")
 COUNT_CAP = 3

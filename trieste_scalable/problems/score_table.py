@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import math
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -26,9 +27,28 @@ import numpy as np
 from ..files import text_file
 
 PREFIX = "table:"
-SHIPPED = {"enamine-10k-ampc": "enamine10k/ampc_scores.csv.gz"}
-"""Score tables shipped in the package's ``data/``, by name (``table:enamine-10k-ampc``: AutoDock
-Vina scores of the ``enamine-10k`` library against AmpC, kcal/mol, lower is better)."""
+SHIPPED = {"enamine-10k-4unn": "enamine10k/4unn_scores.csv.gz"}
+"""Score tables shipped in the package's ``data/``, by name (``table:enamine-10k-4unn``: AutoDock
+Vina scores of the ``enamine-10k`` library against thymidylate kinase, PDB 4UNN, kcal/mol, lower
+is better)."""
+MISNAMED = {"enamine-10k-ampc": "enamine-10k-4unn"}
+"""Old names of shipped tables, still read (with a ``DeprecationWarning``) so that campaigns and
+scripts that used them go on: ``enamine-10k-ampc`` was never AmpC's."""
+
+
+def renamed(spec: str) -> str:
+    """``spec`` with a shipped table's old name (:data:`MISNAMED`) replaced by its name, with a
+    ``DeprecationWarning``; any other ``spec`` as it is."""
+    old = spec[len(PREFIX) :] if is_score_table(spec) else ""
+    if old not in MISNAMED:
+        return spec
+    warnings.warn(
+        f"table:{old} is table:{MISNAMED[old]} (thymidylate kinase, PDB 4UNN, not AmpC); the "
+        "old name goes in 0.2",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return PREFIX + MISNAMED[old]
 
 
 def is_score_table(spec: str) -> bool:
@@ -52,7 +72,7 @@ class TableSpec:
         """
         if not is_score_table(spec):
             raise ValueError(f"expected table:FILE[:COLUMN], got {spec!r}")
-        rest = spec[len(PREFIX) :]
+        rest = renamed(spec)[len(PREFIX) :]
         if rest in SHIPPED:
             from .molecules import DATA
 
