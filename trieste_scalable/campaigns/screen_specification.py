@@ -12,7 +12,7 @@ from ..errors import UsageError
 from ..problems.molecules import BUILTIN_LIBRARIES, FINGERPRINTS, MOSES_FULL, OBJECTIVES
 from ..problems.score_table import renamed
 from .setting_fields import setting
-from .specification import CampaignSpec, too_many
+from .specification import CampaignSpec, flag, too_many
 
 DEFAULT_FINGERPRINT, DEFAULT_WIDTH = "atom-pair-counts", 2048
 """``screen``'s fingerprint (``benchmarks/molpal_enamine.py``; ``docs/screening.md`` says why)."""
@@ -124,12 +124,11 @@ class ScreenSpec(CampaignSpec):
         for name in ("workers", "timeout", "latency", "scoring_actors"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
-                raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+                raise UsageError(f"{flag(self, name)} must be positive, got {value}")
         for name, least in (("radius", 1), ("fingerprint_width", 8)):
             value = getattr(self, name)
             if value is not None and value < least:
-                flag = f"--{name.replace('_', '-')}"
-                raise UsageError(f"{flag} must be at least {least}, got {value}")
+                raise UsageError(f"{flag(self, name)} must be at least {least}, got {value}")
         if self.scoring_actors is not None and self.algorithm is not None:
             if self.algorithm != "ts" or not is_store(self.library):
                 raise UsageError("--scoring-actors scores --algorithm ts over a library store")

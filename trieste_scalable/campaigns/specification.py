@@ -136,8 +136,7 @@ class CampaignSpec:
     @classmethod
     def help_of(cls, name: str) -> str:
         """The help of setting ``name`` for this command (its defaults filled in)."""
-        spec_field = next(f for f in dataclasses.fields(cls) if f.name == name)
-        return str(spec_field.metadata["help"]).format(
+        return str(_field(cls, name).metadata["help"]).format(
             default_algorithm=cls.default_algorithm,
             default_batch_size=cls.default_batch_size,
             default_batch_policy=cls.default_batch_policy,
@@ -251,7 +250,12 @@ def too_many(asked: int, num_candidates: int) -> UsageError:
 
 def flag(spec: CampaignSpec, name: str) -> str:
     """How errors name setting ``name`` of ``spec``: its first command-line flag."""
-    return flags_of(next(f for f in dataclasses.fields(spec) if f.name == name))[0]
+    return flags_of(_field(type(spec), name))[0]
+
+
+def _field(cls: type[CampaignSpec], name: str) -> dataclasses.Field:
+    """Setting ``name`` of the specification class ``cls``."""
+    return next(f for f in dataclasses.fields(cls) if f.name == name)
 
 
 Value = TypeVar("Value")
