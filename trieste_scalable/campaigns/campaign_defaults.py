@@ -10,7 +10,13 @@ from typing import Any, Optional
 
 from ..errors import UsageError
 from .run_record import read_record
-from .screen_specification import DEFAULT_FINGERPRINT, DEFAULT_WIDTH, ScreenSpec
+from .screen_specification import (
+    DEFAULT_FINGERPRINT,
+    DEFAULT_WIDTH,
+    LibrarySpec,
+    ProposeSpec,
+    ScreenSpec,
+)
 from .specification import CampaignSpec, Spec
 
 
@@ -47,42 +53,45 @@ def resolved(spec: Spec) -> Spec:
         batch_size = 2 * int(spec.workers or 0)
     filled: dict[str, Any] = dict(algorithm=algorithm, batch_size=batch_size)
     filled["batch_policy"] = spec.batch_policy or policy
-    if isinstance(spec, ScreenSpec):
+    if isinstance(spec, LibrarySpec):
         filled |= _fingerprint(spec, saved)
     return dataclasses.replace(spec, **filled)
 
 
 def _resumed_spec(spec: CampaignSpec) -> Optional[CampaignSpec]:
-    """The specification of the campaign ``--resume`` continues (``None`` when not resuming
-    or when it has no ``run.json``, which the session reports)."""
+    """The specification of the campaign ``--resume`` continues, or ``propose`` (which always
+    continues its directory's); ``None`` when not resuming or when it has no ``run.json``,
+    which the session reports."""
     path = Path(spec.logdir) / "run.json"
-    if not (spec.resume and path.is_file()):
+    if not ((spec.resume or isinstance(spec, ProposeSpec)) and path.is_file()):
         return None
     saved = read_record(path).spec
     if type(saved) is not type(spec):
         raise UsageError(
-            f"--resume: {spec.logdir} holds a campaign of {saved.command}, not of {spec.command}"
+            f"{'--logdir' if isinstance(spec, ProposeSpec) else '--resume'}: {spec.logdir} "
+            f"holds a campaign of {saved.command}, not of {spec.command}"
         )
     return saved
 
 
 def _default_rule(spec: CampaignSpec) -> str:
     """The command's default rule (:func:`resolved`)."""
-    if isinstance(spec, ScreenSpec):
+    if isinstance(spec, LibrarySpec):
         from ..problems.store import is_store
 
-        if spec.runs_asynchronously or spec.scoring_actors or is_store(spec.library):
+        actors = isinstance(spec, ScreenSpec) and spec.scoring_actors
+        if spec.runs_asynchronously or actors or is_store(spec.library):
             return "ts"
     return spec.default_algorithm
 
 
-def _fingerprint(spec: ScreenSpec, saved: Optional[CampaignSpec]) -> dict[str, Any]:
-    """``screen``'s fingerprint settings, given or resolved (:func:`resolved`)."""
+def _fingerprint(spec: LibrarySpec, saved: Optional[CampaignSpec]) -> dict[str, Any]:
+    """A library campaign's fingerprint settings, given or resolved (:func:`resolved`)."""
     defaults: dict[str, Any] = dict(fingerprint=DEFAULT_FINGERPRINT, radius=2)
     defaults["fingerprint_width"] = DEFAULT_WIDTH
-    if isinstance(saved, ScreenSpec):
+    if isinstance(saved, LibrarySpec):
         defaults = {name: getattr(saved, name) for name in defaults}
-    elif not spec.resume:
+    elif saved is None:
         from ..problems.store import LibraryStore, is_store
 
         if is_store(spec.library):

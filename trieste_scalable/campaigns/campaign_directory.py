@@ -63,11 +63,13 @@ def check_same_campaign(
     spec: CampaignSpec,
     library_hash: str,
     legacy_hash: Optional[Callable[[], str]] = None,
+    needs: str = "--resume needs",
 ) -> None:
     """Check that a resumed campaign has its original settings (bar
     :data:`~.run_record.RESUMABLE`) and library: its logged hash is ``library_hash`` or, for
     campaigns logged by earlier versions, ``legacy_hash()`` (computed only then).
 
+    :param needs: How the error for changed settings begins.
     :raise UsageError: On changed settings.
     :raise CampaignError: On a damaged settings file or a changed library.
     """
@@ -75,7 +77,7 @@ def check_same_campaign(
     changed = changed_settings(original.spec, spec)
     if changed:
         details = ", ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in changed.items())
-        raise UsageError(f"--resume needs the original settings (changed: {details})")
+        raise UsageError(f"{needs} the original settings (changed: {details})")
     logged_hash = original.library_hash
     if logged_hash in (None, library_hash) or (legacy_hash and logged_hash == legacy_hash()):
         return

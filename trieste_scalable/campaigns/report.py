@@ -4,7 +4,6 @@ and ``summary.png``, both read from the whole log (resumed runs included)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -12,7 +11,9 @@ from ..problems import DiscreteProblem
 from ..problems.screening import ScreeningProblem
 from ..problems.top_k import TOP_K, top_k_found
 from .engine import CampaignResult
+from .molecule_pictures import Found, write_best_molecules
 from .records import EvaluationLog, LoggedEvaluations
+from .screening_summary import plot_screening
 
 
 def report(
@@ -56,24 +57,60 @@ def report(
             f"{regret.mean() / uniform:.3f}"
         )
     summary = "summary.png"
-    if not plot_summary(logdir / summary, problem, logged, log.score, result, title):
+    if isinstance(problem, ScreeningProblem):
+        summary = _molecule_pictures(log, problem, logged, title)
+    elif not plot_summary(logdir / summary, problem, logged, result, title):
         summary = "no summary.png: matplotlib is not installed (the [plots] extra)"
-    print(
-        f"wrote {logdir}/evaluations.csv and {summary}; watch with: tensorboard --logdir {logdir}"
-    )
+    print(f"wrote {logdir}/evaluations.csv, {summary}; watch with: tensorboard --logdir {logdir}")
+
+
+def _molecule_pictures(
+    log: EvaluationLog, problem: ScreeningProblem, logged: LoggedEvaluations, title: str
+) -> str:
+    """A screen's ``summary.png`` (:mod:`.screening_summary`) and ``best_molecules.png``
+    (:mod:`.molecule_pictures`); what to add to the line that names the summary."""
+    told = np.flatnonzero(~logged.failed)  # in the order told
+    ids, batches = logged.ids[told], logged.batches[told]
+    scores = np.array([log.score(int(i), y) for i, y in zip(ids, logged.observed[told])])
+    higher, library, found = problem.higher_is_better, None, None
+    if problem.values_known:
+        library = np.array([problem.user_value(v) for v in problem.values])
+        found = top_k_share_curve(problem.values, ids)
+    logdir = log.path.parent
+    labels = [problem.labels[int(i)] for i in ids]
+    found_molecules = [Found(s, float(v), int(b)) for s, v, b in zip(labels, scores, batches)]
+    pictured = write_best_molecules(logdir, found_molecules, higher, len(ids))
+    also = f", {pictured.name}" if pictured else ""
+    if not plot_screening(logdir / "summary.png", scores, batches, higher, title, library, found):
+        return f"no summary.png: matplotlib is not installed (the [plots] extra){also}"
+    return f"summary.png{also}"
+
+
+def top_k_share_curve(values: np.ndarray, evaluated: np.ndarray, k: int = TOP_K) -> np.ndarray:
+    """The share of the library's true top ``k`` (lowest ``values``, NaN unscored; ties broken
+    by index) found after each of the ``evaluated`` candidates [N], in order (MolPAL's
+    "SMILES" measure, :func:`~..problems.top_k.top_k_found`, along the campaign)."""
+    scored = np.flatnonzero(np.isfinite(values))
+    k = min(k, scored.size)
+    if k == 0:
+        return np.zeros(len(evaluated))
+    top = scored[np.argsort(values[scored], kind="stable")[:k]]
+    _, first = np.unique(evaluated, return_index=True)
+    new = np.zeros(len(evaluated), dtype=bool)
+    new[first] = True
+    return np.cumsum(new & np.isin(evaluated, top)) / k
 
 
 def plot_summary(
     path: Path,
     problem: DiscreteProblem,
     logged: LoggedEvaluations,
-    score: Callable[[int, float], float],
     result: CampaignResult,
     title: str,
 ) -> bool:
-    """Best value so far (screening: of ``score``, the log's value column), recall where the
-    library's values are known, evaluations per batch and the model's size per acquisition (this
-    run's); ``False`` (nothing written) without matplotlib, the ``plots`` extra."""
+    """Best value so far, evaluations per batch and the model's size per acquisition (this
+    run's) of a campaign over a synthetic problem (a screen's: :mod:`.screening_summary`);
+    ``False`` (nothing written) without matplotlib, the ``plots`` extra."""
     try:
         import matplotlib
     except ImportError:
@@ -83,35 +120,18 @@ def plot_summary(
     import matplotlib.pyplot as plt
 
     told = ~logged.failed
-    screening = isinstance(problem, ScreeningProblem)
-    recall = isinstance(problem, ScreeningProblem) and problem.values_known
-    fig, axes = plt.subplots(1, 4 if recall else 3, figsize=(17 if recall else 13, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     count = np.arange(1, told.sum() + 1)
-    if screening:  # the log's score column: the user's own units and direction
-        scores = [score(int(i), y) for i, y in zip(logged.ids[told], logged.observed[told])]
-        higher = problem.higher_is_better
-        best = np.maximum.accumulate if higher else np.minimum.accumulate
-        axes[0].plot(count, best(scores) if scores else [], label="best")
-        direction = "higher" if higher else "lower"
-        axes[0].set(xlabel="evaluations told", ylabel=f"best score so far ({direction} is better)")
-    else:
-        true = problem.values[logged.ids[told]]
-        axes[0].plot(count, np.minimum.accumulate(true), label="best")
-        axes[0].axhline(problem.minimum, color="k", ls="--", lw=0.8, label="optimum")
-        axes[0].set(xlabel="evaluations told", ylabel="best true value (lower is better)")
+    true = problem.values[logged.ids[told]]
+    axes[0].plot(count, np.minimum.accumulate(true), label="best")
+    axes[0].axhline(problem.minimum, color="k", ls="--", lw=0.8, label="optimum")
+    axes[0].set(xlabel="evaluations told", ylabel="best true value (lower is better)")
     axes[0].legend()
     batches, sizes = np.unique(logged.batches[logged.batches > 0], return_counts=True)
     axes[1].step(batches, sizes, where="post")
     axes[1].set(xlabel="batch", ylabel="evaluations in the batch")
     axes[2].plot(np.arange(1, len(result.model_sizes) + 1), result.model_sizes)
     axes[2].set(xlabel="acquisition (this run)", ylabel="dictionary / inducing / unique points")
-    if recall:
-        assert isinstance(problem, ScreeningProblem)
-        ids = logged.ids[told]
-        for fraction in (0.01, 0.1):
-            axes[3].plot(count, problem.recall_curve(ids, fraction), label=f"top {fraction:.0%}")
-        axes[3].set(xlabel="evaluations told (with the initial design)", ylabel="recall")
-        axes[3].legend()
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

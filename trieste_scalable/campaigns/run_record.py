@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import CampaignError
-from .screen_specification import ScreenSpec
+from .screen_specification import ProposeSpec, ScreenSpec
 from .specification import CampaignSpec, OptimizeSpec
 
 LIBRARY_HASH = "library_sha256"
-SPECIFICATIONS: dict[str, type[CampaignSpec]] = {"screen": ScreenSpec, "optimize": OptimizeSpec}
+SPECIFICATIONS: dict[str, type[CampaignSpec]] = {
+    "screen": ScreenSpec,
+    "optimize": OptimizeSpec,
+    "propose": ProposeSpec,
+}
 """The specification of each campaign command."""
 RESUMABLE = {"budget", "quiet", "resume", "logdir", "batch_size", "max_batch_size"}
 RESUMABLE |= {"workers", "ray_address", "timeout"}  # where and how long evaluations run

@@ -89,10 +89,9 @@ def run_screen(spec: ScreenSpec) -> ScreenResult:
 
 
 def _run_screen(spec: ScreenSpec) -> ScreenResult:
-    from ..kernels import Tanimoto
     from ..problems.oracles import is_table_objective
-    from ..problems.screening import screening_problem, screening_regulariser
-    from .algorithms import build
+    from ..problems.screening import screening_problem
+    from .library_models import library_models
     from .records import EvaluationLog
     from .session import run_session
 
@@ -125,29 +124,7 @@ def _run_screen(spec: ScreenSpec) -> ScreenResult:
         f"({problem.num_molecules} molecules) for {spec.objective}; budget {spec.budget}, "
         f"logs in {spec.logdir}"
     )
-    remote = _scoring_actors(spec)
-
-    def models(data: Any, remaining: int) -> tuple[Any, Any]:
-        scale = float(np.var(data.observations.numpy())) or 1.0
-        return build(
-            spec.rule,
-            data,
-            kernel=Tanimoto(variance=scale, binary_inputs=True),
-            noise_variance=spec.noise**2 + screening_regulariser(spec.rule, scale),
-            width=spec.confidence_width(),
-            batch_size=spec.batch,
-            max_batch_size=spec.batch_cap(),
-            fit_hyperparameters=spec.fit,
-            seed=spec.seed,
-            screening=True,
-            selector="random",
-            budget=remaining,
-            num_inducing=spec.inducing,
-            ratio_threshold=spec.ratio_threshold,
-            remote_scoring=remote,
-            fixed_batches=spec.batch_policy == "fixed",
-        )
-
+    models = library_models(spec, spec.noise, _scoring_actors(spec))
     result = run_session(problem, spec, models, oracle)
     logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()
     evaluated = logged.ids[~logged.failed]

@@ -1,6 +1,8 @@
-"""``trieste-scalable screen``'s specification (:class:`ScreenSpec`): the library, its objective
-and fingerprint, and where evaluations run, on :class:`~.specification.CampaignSpec`'s
-settings."""
+"""The specifications of the campaigns over a molecular library: the settings they share
+(:class:`LibrarySpec`: the library, its fingerprint, the direction of its scores),
+``trieste-scalable screen``'s (:class:`ScreenSpec`: an objective and where evaluations run) and
+``propose``'s (:class:`ProposeSpec`: a prospective campaign, its scores told from a file), on
+:class:`~.specification.CampaignSpec`'s settings."""
 
 from __future__ import annotations
 
@@ -20,30 +22,21 @@ WORKERS = "evaluations on Ray workers (the [distributed] extra)"
 
 
 @dataclass(frozen=True, kw_only=True)
-class ScreenSpec(CampaignSpec):
-    """``trieste-scalable screen``: a molecular library, its objective and fingerprint, and
-    where evaluations run (in this process, on Ray workers, or a store's shards on actors)."""
+class LibrarySpec(CampaignSpec):
+    """A campaign over a molecular library: the library, its fingerprint, the scores'
+    direction; the rule and batches of ``screen``'s defaults."""
 
-    command: ClassVar[str] = "screen"
     default_algorithm: ClassVar[str] = "gp-bucb"
     default_batch_size: ClassVar[int] = 100
     default_batch_policy: ClassVar[str] = "fixed"
 
     budget: int = setting(1000, "evaluations after the initial design")
     initial: int = setting(100, "random initial molecules")
-    logdir: str = setting("runs/screen", "outputs and TensorBoard logs", path=True)
     library: str = setting(
         "moses-20k",
         f"{' or '.join(BUILTIN_LIBRARIES)} (shipped), {MOSES_FULL} (1.9 M molecules; `pip "
         "install --no-deps molsets` first), a .smi/.csv file of SMILES or a library store",
         path=True,
-    )
-    objective: str = setting(
-        "celecoxib-mpo",
-        f"{', '.join(sorted(OBJECTIVES))} (computed for the library up front), "
-        "table:FILE[:COLUMN] (your scores: a CSV/TSV with a SMILES column; the first numeric "
-        "column by default), python:module:function (SMILES -> float) or dock:TARGET "
-        "(dockstring; lower is better); in this process, or on Ray with --workers",
     )
     lower_is_better: bool = setting(
         False,
@@ -63,8 +56,47 @@ class ScreenSpec(CampaignSpec):
         f"fingerprint bits (default {DEFAULT_WIDTH}; counts take 3 bits a feature; --width is "
         "the UCB rules' confidence width)",
     )
-    noise: float = setting(0.0, "observation noise std")
     skip_invalid: bool = setting(False, "drop unparseable SMILES")
+
+    @property
+    def fingerprint_settings(self) -> tuple[str, int, int]:
+        """The fingerprint's kind, radius and width once resolved
+        (:func:`~.campaign_defaults.resolved`).
+
+        :raise ValueError: If the specification was not resolved.
+        """
+        settings = (self.fingerprint, self.radius, self.fingerprint_width)
+        if None in settings:
+            raise ValueError("fingerprint is not resolved: pass the specification to resolved()")
+        return cast(tuple[str, int, int], settings)
+
+    def check_counts(self, num_candidates: int) -> None:
+        if self.initial + self.budget > num_candidates:
+            raise too_many(self.initial + self.budget, num_candidates)
+
+    def _check_ranges(self) -> None:
+        for name, least in (("radius", 1), ("fingerprint_width", 8)):
+            value = getattr(self, name)
+            if value is not None and value < least:
+                raise UsageError(f"{flag(self, name)} must be at least {least}, got {value}")
+        super()._check_ranges()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScreenSpec(LibrarySpec):
+    """``trieste-scalable screen``: a molecular library, its objective and fingerprint, and
+    where evaluations run (in this process, on Ray workers, or a store's shards on actors)."""
+
+    command: ClassVar[str] = "screen"
+    logdir: str = setting("runs/screen", "outputs and TensorBoard logs", path=True)
+    objective: str = setting(
+        "celecoxib-mpo",
+        f"{', '.join(sorted(OBJECTIVES))} (computed for the library up front), "
+        "table:FILE[:COLUMN] (your scores: a CSV/TSV with a SMILES column; the first numeric "
+        "column by default), python:module:function (SMILES -> float) or dock:TARGET "
+        "(dockstring; lower is better); in this process, or on Ray with --workers",
+    )
+    noise: float = setting(0.0, "observation noise std")
     workers: Optional[int] = setting(None, "evaluations in flight", group=WORKERS)
     asynchronous: bool = setting(False, "tell results and ask as they come", group=WORKERS)
     ray_address: Optional[str] = setting(
@@ -83,18 +115,6 @@ class ScreenSpec(CampaignSpec):
         object.__setattr__(self, "objective", renamed(self.objective))  # one name a table
 
     @property
-    def fingerprint_settings(self) -> tuple[str, int, int]:
-        """The fingerprint's kind, radius and width once resolved
-        (:func:`~.campaign_defaults.resolved`).
-
-        :raise ValueError: If the specification was not resolved.
-        """
-        settings = (self.fingerprint, self.radius, self.fingerprint_width)
-        if None in settings:
-            raise ValueError("fingerprint is not resolved: pass the specification to resolved()")
-        return cast(tuple[str, int, int], settings)
-
-    @property
     def runs_asynchronously(self) -> bool:
         return bool(self.asynchronous and self.workers)
 
@@ -109,10 +129,6 @@ class ScreenSpec(CampaignSpec):
             return 2 * self.workers
         return super().batch_cap()
 
-    def check_counts(self, num_candidates: int) -> None:
-        if self.initial + self.budget > num_candidates:
-            raise too_many(self.initial + self.budget, num_candidates)
-
     def _check_ranges(self) -> None:
         """The screening settings first (the command line checked them first), then the
         common ones."""
@@ -125,10 +141,6 @@ class ScreenSpec(CampaignSpec):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise UsageError(f"{flag(self, name)} must be positive, got {value}")
-        for name, least in (("radius", 1), ("fingerprint_width", 8)):
-            value = getattr(self, name)
-            if value is not None and value < least:
-                raise UsageError(f"{flag(self, name)} must be at least {least}, got {value}")
         if self.scoring_actors is not None and self.algorithm is not None:
             if self.algorithm != "ts" or not is_store(self.library):
                 raise UsageError("--scoring-actors scores --algorithm ts over a library store")
@@ -148,3 +160,23 @@ class ScreenSpec(CampaignSpec):
                 "a score table) evaluated in this process, not with --workers or an oracle"
             )
         super()._check_ranges()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProposeSpec(LibrarySpec):
+    """``trieste-scalable propose``: a prospective campaign, whose scores come from outside (a
+    lab, someone else's docking run) as files told to it (``trieste-scalable tell``;
+    :mod:`~.prospective`). The settings that choose molecules are ``screen``'s; the directory is
+    always continued when it holds the campaign (its settings apply where the command line
+    gives none; one given that differs is refused), so ``--resume`` is not offered."""
+
+    command: ClassVar[str] = "propose"
+    not_offered: ClassVar[tuple[str, ...]] = ("resume",)
+    continues: ClassVar[bool] = True
+
+    logdir: str = setting(
+        "runs/prospective",
+        "the campaign directory: the batches to fill in, evaluations.csv, best_molecules.png, "
+        "TensorBoard logs",
+        path=True,
+    )

@@ -49,6 +49,11 @@ class CampaignSpec:
     default_algorithm: ClassVar[str] = "bbkb"
     default_batch_size: ClassVar[int] = 10
     default_batch_policy: ClassVar[str] = "adaptive"
+    not_offered: ClassVar[tuple[str, ...]] = ()
+    """Settings the command line does not offer (their defaults always apply)."""
+    continues: ClassVar[bool] = False
+    """Whether the command continues the campaign its directory holds, whose settings then
+    apply where the command line gives none (``propose``)."""
 
     algorithm: Optional[str] = setting(
         None,

@@ -3,6 +3,8 @@
 - ``trieste-scalable screen``: a virtual-screening campaign over a molecular library
   (:func:`~trieste_scalable.campaigns.screen.screen` in Python);
 - ``trieste-scalable optimize``: the same over a built-in synthetic problem;
+- ``trieste-scalable propose`` and ``tell``: a prospective campaign, its scores from a lab as
+  files (:mod:`~trieste_scalable.campaigns.prospective`);
 - ``trieste-scalable featurise``: a sharded library store from SMILES files, for ``screen
   --library STORE`` (:mod:`~trieste_scalable.problems.store`);
 - ``trieste-scalable cache``: the cache directory's entries by library, and pruning them
@@ -39,6 +41,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from .tools import cache, featurise
 
             return (featurise if args.command == "featurise" else cache)(args)
+        if args.command == "tell":
+            from ..campaigns.prospective import ProspectiveCampaign
+
+            ProspectiveCampaign.open(args.logdir).tell(args.file, extra=args.extra)
+            return 0
         _campaign(args)
         return 0
     except UsageError as error:
@@ -69,11 +76,21 @@ def _campaign(args: argparse.Namespace) -> None:
     """Run the campaign command's resolved specification (which may read a resumed
     ``run.json`` or a store's manifest, and fail)."""
     from ..campaigns.campaign_defaults import resolved
-    from ..campaigns.screen_specification import ScreenSpec
+    from ..campaigns.screen_specification import ProposeSpec, ScreenSpec
     from ..campaigns.specification import OptimizeSpec
 
     spec = resolved(spec_of(args))
-    if isinstance(spec, ScreenSpec):
+    if isinstance(spec, ProposeSpec):
+        from ..campaigns.prospective import ProspectiveCampaign
+
+        batch = ProspectiveCampaign.start(spec).propose()
+        print(batch.path)
+        print(
+            f"fill in its score column ({len(batch.smiles)} molecules), then: trieste-scalable "
+            f"tell {spec.logdir} {batch.path}",
+            file=sys.stderr,
+        )
+    elif isinstance(spec, ScreenSpec):
         from ..campaigns.screen import run_screen
 
         run_screen(spec)

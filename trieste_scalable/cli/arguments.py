@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from pathlib import Path
 from typing import Any, get_type_hints
 
 from .. import __version__
-from ..campaigns.run_record import SPECIFICATIONS
+from ..campaigns.run_record import SPECIFICATIONS, read_record
 from ..campaigns.setting_fields import base_type, flags_of
 from ..campaigns.specification import CampaignSpec
 from ..problems.molecules import FINGERPRINTS
 
-HELP = {"screen": "screen a molecular library", "optimize": "optimise a built-in noisy problem"}
+HELP = {
+    "screen": "screen a molecular library",
+    "optimize": "optimise a built-in noisy problem",
+    "propose": "a prospective campaign: write the next batch of molecules to score (a CSV)",
+}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -28,6 +33,8 @@ def parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     for command, spec_type in SPECIFICATIONS.items():
         add_settings(commands.add_parser(command, help=HELP[command]), spec_type)
+    tell = "tell a prospective campaign the scores of a filled-in batch (CSV/TSV)"
+    _tell(commands.add_parser("tell", help=tell))
     store = "build a sharded library store from SMILES files (on Ray)"
     _featurise(commands.add_parser("featurise", help=store))
     cache = "list the cache directory's entries by library and kind, or prune them"
@@ -37,16 +44,18 @@ def parser() -> argparse.ArgumentParser:
 
 def add_settings(parser: argparse.ArgumentParser, spec_type: type[CampaignSpec]) -> None:
     """One option of ``parser`` for each setting of ``spec_type``: its flags, type, choices,
-    default and help (a ``bool`` is a switch), in its argument group if it has one."""
+    default and help (a ``bool`` is a switch), in its argument group if it has one. A command
+    that continues its directory's campaign (``propose``) leaves out the settings not given, so
+    :func:`spec_of` can take the directory's own."""
     hints = get_type_hints(spec_type)
     groups: dict[str, Any] = {}
-    for spec_field in dataclasses.fields(spec_type):
+    for spec_field in offered(spec_type):
         meta, kind = spec_field.metadata, base_type(hints[spec_field.name])[0]
         group = meta.get("group")
         target = groups.setdefault(group, parser.add_argument_group(group)) if group else parser
         options: dict[str, Any] = dict(dest=spec_field.name)
         options["help"] = spec_type.help_of(spec_field.name)
-        options["default"] = spec_field.default
+        options["default"] = argparse.SUPPRESS if spec_type.continues else spec_field.default
         if kind is bool:
             options["action"] = "store_true"
         else:
@@ -62,7 +71,46 @@ def spec_of(args: argparse.Namespace) -> CampaignSpec:
     :raise UsageError: On a bad setting, naming it.
     """
     spec_type = SPECIFICATIONS[args.command]
-    return spec_type(**{f.name: getattr(args, f.name) for f in dataclasses.fields(spec_type)})
+    given = {f.name: getattr(args, f.name) for f in offered(spec_type) if hasattr(args, f.name)}
+    if spec_type.continues:
+        given = {**_directory_settings(spec_type, given), **given}
+    return spec_type(**given)
+
+
+def _directory_settings(spec_type: type[CampaignSpec], given: dict[str, Any]) -> dict[str, Any]:
+    """The settings of the campaign of ``spec_type`` in the directory ``given`` names (none if
+    it holds none, or one of another command: the campaign refuses it)."""
+    logdir = Path(given.get("logdir", _field_default(spec_type, "logdir")))
+    if not (logdir / "run.json").is_file():
+        return {}
+    saved = read_record(logdir / "run.json").spec
+    if type(saved) is not spec_type:
+        return {}
+    return {f.name: getattr(saved, f.name) for f in offered(spec_type)}
+
+
+def _field_default(spec_type: type[CampaignSpec], name: str) -> Any:
+    return next(f.default for f in dataclasses.fields(spec_type) if f.name == name)
+
+
+def offered(spec_type: type[CampaignSpec]) -> list[dataclasses.Field]:
+    """The settings of ``spec_type`` its command offers (all but its ``not_offered``)."""
+    return [f for f in dataclasses.fields(spec_type) if f.name not in spec_type.not_offered]
+
+
+def _tell(tell: argparse.ArgumentParser) -> None:
+    tell.add_argument("logdir", help="the campaign directory propose wrote to")
+    tell.add_argument(
+        "file",
+        help="the filled-in batch: a CSV or TSV with smiles and score columns (those propose "
+        "wrote, or at least those two); an empty or non-numeric score is a failed evaluation",
+    )
+    tell.add_argument(
+        "--extra",
+        action="store_true",
+        help="molecules the campaign did not propose (e.g. analogues made outside the "
+        "library) are logged and told to the model, marked as extra, instead of refused",
+    )
 
 
 def _featurise(store: argparse.ArgumentParser) -> None:

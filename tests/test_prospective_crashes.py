@@ -1,0 +1,81 @@
+"""A prospective campaign's tell killed (SIGKILL) at the worst moments logs all of its rows or
+none of them, never some: before its journal is written nothing is logged; after, whoever opens
+the directory next finishes it, each row once
+(:mod:`~trieste_scalable.campaigns.prospective_files`)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("rdkit")
+
+from trieste_scalable.campaigns.prospective import ProspectiveCampaign  # noqa: E402
+from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
+
+KILLED = """
+import os, signal, sys
+from trieste_scalable.campaigns import prospective_files, records
+from trieste_scalable.campaigns.prospective import ProspectiveCampaign
+
+def killed(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+where = sys.argv[3]
+if where == "before-journal":
+    prospective_files.TellJournal.write = killed
+else:  # the log half written: its first row, then killed
+    def half(self, jobs, evaluations):
+        original(self, jobs[:1], evaluations[:1])
+        killed()
+    original = records.EvaluationLog.append
+    records.EvaluationLog.append = half
+ProspectiveCampaign.open(sys.argv[1]).tell(sys.argv[2])
+"""
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.parametrize("where, finished", [("before-journal", False), ("mid-log", True)])
+def test_a_tell_killed_logs_every_row_or_none(tmp_path: Path, where: str, finished: bool) -> None:
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:60]) + "\n")
+    logdir = tmp_path / "lab"
+    campaign = ProspectiveCampaign.start(
+        library=str(library), logdir=str(logdir), initial=8, batch_size=8, budget=8, quiet=True
+    )
+    path = campaign.propose().path
+    rows = _rows(path)
+    filled = tmp_path / "filled.csv"
+    filled.write_text(
+        "smiles,score\n" + "".join(f"{r['smiles']},{n}\n" for n, r in enumerate(rows))
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED, str(logdir), str(filled), where],
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    reopened = ProspectiveCampaign.open(logdir)
+    if finished:  # the tell happened: the next command finishes it
+        reopened.propose()
+        told = _rows(logdir / "evaluations.csv")
+        assert sorted(r["smiles"] for r in told) == sorted(r["smiles"] for r in rows)
+        assert not (logdir / "telling.json").exists()
+    else:  # it did not: nothing logged, and the same file can be told now
+        assert _rows(logdir / "evaluations.csv") == []
+        assert reopened.tell(filled).scores == len(rows)
+    assert len(_rows(logdir / "evaluations.csv")) == len(rows)

@@ -1,0 +1,49 @@
+"""The model and rule of a campaign over a molecular library, the same for ``screen`` and a
+prospective campaign (``propose``), so a seed picks the same molecules whichever told the
+scores: a Tanimoto kernel whose variance is the scores' variance when the model is first built,
+and the noise-free screen's regulariser (:func:`~..problems.screening.screening_regulariser`)."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+from trieste.data import Dataset
+
+from .runner import Build
+from .screen_specification import LibrarySpec
+
+
+def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] = None) -> Build:
+    """Maps the data so far and the evaluations left to the (model, rule) of ``spec``
+    (resolved).
+
+    :param noise: The observations' noise standard deviation (``screen --noise``).
+    :param remote: Scores a library store's shards elsewhere (``screen --scoring-actors``).
+    """
+    from ..kernels import Tanimoto
+    from ..problems.screening import screening_regulariser
+    from .algorithms import build
+
+    def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
+        scale = float(np.var(data.observations.numpy())) or 1.0
+        return build(
+            spec.rule,
+            data,
+            kernel=Tanimoto(variance=scale, binary_inputs=True),
+            noise_variance=noise**2 + screening_regulariser(spec.rule, scale),
+            width=spec.confidence_width(),
+            batch_size=spec.batch,
+            max_batch_size=spec.batch_cap(),
+            fit_hyperparameters=spec.fit,
+            seed=spec.seed,
+            screening=True,
+            selector="random",
+            budget=remaining,
+            num_inducing=spec.inducing,
+            ratio_threshold=spec.ratio_threshold,
+            remote_scoring=remote,
+            fixed_batches=spec.batch_policy == "fixed",
+        )
+
+    return models

@@ -1,0 +1,308 @@
+"""A prospective campaign: the lab in the loop. Its scores come from outside (a wet lab, a
+docking run on someone else's cluster), days later, as files. ``trieste-scalable propose``
+writes the next batch to fill in, ``trieste-scalable tell LOGDIR FILE`` reads it back; from
+Python the same directory is a :class:`ProspectiveCampaign`::
+
+    from trieste_scalable.campaigns.prospective import ProspectiveCampaign
+
+    campaign = ProspectiveCampaign.start(library="library.smi", batch_size=20, initial=20,
+                                         budget=200, logdir="runs/lab")
+    batch = campaign.propose()          # batch.path: the CSV to fill in; batch.smiles
+    ...                                 # the lab fills in the score column
+    campaign.tell(batch.path)           # or a DataFrame / rows with smiles and score
+    ProspectiveCampaign.open("runs/lab").propose()   # days later: the next batch
+
+The directory is a ``screen`` campaign's (``evaluations.csv`` through the same crash-safe log,
+``in_flight.json`` holding the molecules proposed and not told) plus the
+files of :mod:`.prospective_files`. The model is rebuilt as ``screen`` built it
+(:mod:`.prospective_model`): told the lab's scores, a seed picks what ``screen`` picks with
+those scores as its oracle.
+
+- ``propose`` asked again before any molecule of its latest batch is told returns that batch
+  (idempotent); after a partial tell it proposes a new batch and the molecules not told stay
+  pending (the rule never proposes them again; a later tell may still give their scores).
+- ``tell`` checks the whole file before logging anything (:meth:`ProspectiveCampaign.tell`),
+  then logs it all or nothing (:class:`~.prospective_files.TellJournal`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+import numpy as np
+
+from ..errors import CampaignError, UsageError
+from ..problems.molecules import for_library, library_label
+from ..problems.screening import ScreeningProblem
+from .batch_file import write_batch
+from .campaign_defaults import resolved
+from .campaign_directory import check_same_campaign
+from .logdir import CampaignLock, write_atomically
+from .prospective_files import Asks, ExtraMolecules, TellJournal, batch_path, rule_state_path
+from .prospective_tell import checked_tell, filled_rows
+from .records import EvaluationLog, InFlight, Job
+from .run_record import read_record, record
+from .screen_specification import ProposeSpec
+from .session import IN_FLIGHT
+
+Filled = Union[str, Path, Iterable[Any]]
+"""A filled-in batch: its file, a DataFrame, or rows (dicts, or (smiles, score) pairs)."""
+
+
+@dataclass(frozen=True)
+class ProposedBatch:
+    """A batch to fill in.
+
+    :ivar path: Its file (``batch_NNN.csv`` in the campaign directory).
+    :ivar batch: Its number (0: the initial design).
+    :ivar smiles: Its molecules, in the rule's order.
+    :ivar new: Whether this call proposed it (``False``: proposed before and not told yet).
+    """
+
+    path: Path
+    batch: int
+    smiles: list[str]
+    new: bool
+
+
+@dataclass(frozen=True)
+class Told:
+    """What a tell logged: scores told, failed evaluations (with their reasons in the log),
+    extra molecules, and the proposed molecules still pending."""
+
+    scores: int
+    failed: int
+    extra: int
+    pending: int
+
+
+class ProspectiveCampaign:
+    """A prospective campaign's directory (module docstring); use :meth:`start` or
+    :meth:`open`."""
+
+    def __init__(self, spec: ProposeSpec, problem: ScreeningProblem):
+        self.spec, self.problem, self.logdir = spec, problem, Path(spec.logdir)
+        self.log = EvaluationLog(
+            self.logdir / "evaluations.csv", problem, lambda i, y: problem.user_value(y)
+        )
+        self.journal = InFlight(self.logdir / IN_FLIGHT)
+        self.asks, self.extras = Asks(self.logdir), ExtraMolecules(self.logdir)
+        self.telling = TellJournal(self.logdir)
+
+    @classmethod
+    def start(cls, spec: Optional[ProposeSpec] = None, **settings: Any) -> ProspectiveCampaign:
+        """The campaign of ``spec`` (or of ``settings``, ``propose``'s options with
+        underscores) in its ``logdir``: created, or the one there continued.
+
+        :raise UsageError: On a bad setting, or settings other than those the directory's
+            campaign started with (naming them).
+        :raise CampaignError: If the library changed since the campaign started.
+        """
+        spec = resolved(spec or ProposeSpec.of(**settings))
+        logdir = Path(spec.logdir)
+        if logdir.exists() and not logdir.is_dir():
+            raise UsageError(f"--logdir {logdir} is a file, not a directory")
+        problem = _problem(spec)
+        spec.check_counts(len(problem.points))
+        campaign = cls(spec, problem)
+        logdir.mkdir(parents=True, exist_ok=True)
+        saved = logdir / "run.json"
+        with CampaignLock(logdir):
+            if saved.is_file():
+                needs = f"{logdir} holds a prospective campaign: propose needs"
+                check_same_campaign(saved, spec, problem.content_hash(), needs=needs)
+            elif campaign.log.path.exists():
+                raise UsageError(f"{logdir} holds a log but no run.json: choose another --logdir")
+            else:
+                write_atomically(saved, record(spec, problem.content_hash()))
+                campaign.log.start()
+        return campaign
+
+    @classmethod
+    def open(cls, logdir: Union[str, Path]) -> ProspectiveCampaign:
+        """The prospective campaign in ``logdir``, with its own settings.
+
+        :raise UsageError: If ``logdir`` holds no campaign, or one of another command.
+        :raise CampaignError: If its records are damaged or its library changed.
+        """
+        saved = Path(logdir) / "run.json"
+        if not saved.is_file():
+            raise UsageError(
+                f"{logdir} holds no campaign (no run.json): start one with trieste-scalable "
+                f"propose --logdir {logdir}"
+            )
+        spec = read_record(saved).spec
+        if not isinstance(spec, ProposeSpec):
+            raise UsageError(
+                f"{logdir} holds a campaign of {spec.command}, not a prospective one (propose)"
+            )
+        spec = ProposeSpec.of(**{**spec.__dict__, "logdir": str(logdir)})
+        problem = _problem(spec)
+        check_same_campaign(saved, spec, problem.content_hash())
+        return cls(spec, problem)
+
+    def propose(self) -> ProposedBatch:
+        """Write the next batch to fill in (module docstring) and return it.
+
+        :raise UsageError: If the campaign reached its budget.
+        :raise CampaignError: If no evaluation told before the first acquisition succeeded, or
+            on damaged records.
+        """
+        with CampaignLock(self.logdir):
+            self._finish_tell()
+            logged, (jobs, next_job) = self.log.read(), self.journal.read()
+            told = set(logged.jobs.tolist())
+            pending = [job for job in jobs if job.job not in told]
+            latest = max([job.batch for job in pending], default=-1)
+            if pending and not np.any(logged.batches == latest):
+                return self._again(latest, pending)
+            batch = max([-1, *logged.batches.tolist(), *(job.batch for job in jobs)]) + 1
+            after = int(np.sum(logged.batches > 0)) + sum(job.batch > 0 for job in pending)
+            if batch > 0 and after >= self.spec.budget:
+                raise UsageError(
+                    f"the campaign reached its budget ({self.spec.budget} evaluations after the "
+                    "initial design): raise --budget to propose more"
+                )
+            if batch == 0:
+                rng = np.random.default_rng(self.spec.seed)  # as screen draws it
+                ids = rng.choice(len(self.problem.points), self.spec.initial, replace=False)
+                predictions = [("", "")] * len(ids)
+            else:
+                ids, predictions = self._ask(logged, jobs, batch, after)
+            new = [Job(next_job + n, batch, int(i)) for n, i in enumerate(ids)]
+            self.journal.write(pending + new, next_job + len(new))  # proposed: the commit
+            for older in range(batch - 1):
+                rule_state_path(self.logdir, older).unlink(missing_ok=True)
+            labels = [self.problem.labels[job.index] for job in new]
+            rows = [
+                [label, job.job, batch, rank, *predicted, ""]
+                for rank, (label, job, predicted) in enumerate(zip(labels, new, predictions), 1)
+            ]
+            write_batch(batch_path(self.logdir, batch), rows)
+        return ProposedBatch(batch_path(self.logdir, batch), batch, labels, True)
+
+    def tell(self, filled: Filled, extra: bool = False) -> Told:
+        """Log a filled-in batch and tell it to the model at the next :meth:`propose`.
+
+        Rows are matched to the molecules proposed by canonical SMILES. An empty, non-numeric
+        or non-finite score is a failed evaluation (its reason logged); a partial batch is
+        allowed (the rest stay pending).
+
+        :param extra: Log molecules the campaign did not propose (e.g. analogues the chemist
+            made outside the library) as extra molecules, told to the model, instead of
+            refusing them.
+        :raise UsageError: Naming the row, with nothing logged: a file without ``smiles`` and
+            ``score`` columns, a SMILES that does not parse, a molecule twice in the file or
+            told before, one not proposed (without ``extra``), an extra molecule without a
+            score.
+        :raise CampaignError: If another process is telling or proposing in the directory.
+        """
+        rows, where = filled_rows(filled)
+        with CampaignLock(self.logdir):
+            self._finish_tell()
+            tell = checked_tell(self, rows, where, extra)
+            self.telling.write(tell)  # from here on the tell happens, even after a crash
+            self._finish_tell()
+        failed = sum(row[3] is None for row in tell["rows"])
+        pending = len([j for j in self.journal.read()[0] if j.job not in self.log.read().jobs])
+        done = Told(len(tell["rows"]) - failed, failed, len(tell["extras"]), pending)
+        from .prospective_report import report_prospective
+
+        report_prospective(self, done)
+        return done
+
+    def _again(self, batch: int, pending: list[Job]) -> ProposedBatch:
+        """The batch proposed before and not told (its file written again if it was deleted,
+        then without the model's predictions)."""
+        jobs = [job for job in pending if job.batch == batch]
+        labels = [self.problem.labels[job.index] for job in jobs]
+        path = batch_path(self.logdir, batch)
+        if not path.is_file():
+            rows = [
+                [s, job.job, batch, n, "", "", ""]
+                for n, (s, job) in enumerate(zip(labels, jobs), 1)
+            ]
+            write_batch(path, rows)
+        print(f"batch {batch} was proposed before and is not told yet: {path}")
+        return ProposedBatch(path, batch, labels, False)
+
+    def _ask(
+        self, logged: Any, jobs: list[Job], batch: int, after: int
+    ) -> tuple[np.ndarray, list[tuple[str, str]]]:
+        """The rule's next batch (cut at the budget) and the model's prediction and standard
+        deviation of each, in the user's units; the records of the acquisition written first."""
+        from ..acquisition import rule_state
+        from ..problems.extra_fingerprints import fingerprint_rows
+        from .library_models import library_models
+        from .prospective_model import History, next_batch
+
+        extras = self.extras.read()
+        initial = {j.job: j.index for j in jobs if j.batch == 0}
+        initial |= {
+            int(j): int(i) for j, b, i in zip(logged.jobs, logged.batches, logged.ids) if b == 0
+        }
+        history = History(
+            logged,
+            fingerprint_rows([e.smiles for e in extras], self.spec.fingerprint_settings),
+            np.array([e.job for e in extras], dtype=np.int64),
+            np.array([e.observed for e in extras]),
+            self.asks.read(),
+            initial,
+        )
+        with for_library(library_label(self.spec.library)):
+            chosen = next_batch(
+                self.problem,
+                library_models(self.spec),
+                history,
+                batch,
+                self.spec.budget,
+                rule_state_path(self.logdir, batch - 1),
+                self.spec.rule,
+            )
+        keep = min(len(chosen.points), self.spec.budget - after)
+        self.asks.write(batch, len(logged.jobs), len(extras))
+        write_atomically(
+            rule_state_path(self.logdir, batch), rule_state.encode(chosen.state, batch)
+        )
+        ids = self.problem.indices(chosen.points[:keep])
+        predictions = [
+            (f"{self.problem.user_value(m):.6g}", f"{s:.3g}")
+            for m, s in zip(chosen.mean[:keep], chosen.std[:keep])
+        ]
+        return ids, predictions
+
+    def _finish_tell(self) -> None:
+        """Apply the tell in ``telling.json`` (one a crash interrupted, or the one just
+        checked): only the rows not logged yet; then remove it."""
+        from .prospective_tell import apply_tell
+
+        tell = self.telling.read()
+        if tell is not None:
+            apply_tell(self, tell)
+            self.telling.done()
+
+
+def _problem(spec: ProposeSpec) -> ScreeningProblem:
+    """The library of ``spec`` (resolved), featurised (cached), scores unknown."""
+    from ..problems.screening import screening_problem
+
+    try:
+        import rdkit  # noqa: F401
+    except ImportError:
+        raise CampaignError(
+            "prospective campaigns need RDKit: pip install 'trieste-scalable[molecules]'"
+        ) from None
+    try:
+        with for_library(library_label(spec.library)):
+            return screening_problem(
+                spec.library,
+                None,
+                *spec.fingerprint_settings,
+                skip_invalid=spec.skip_invalid,
+                progress=not spec.quiet,
+                higher_is_better=not spec.lower_is_better,
+            )
+    except ValueError as error:
+        raise UsageError(str(error)) from error

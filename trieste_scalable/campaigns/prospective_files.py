@@ -1,0 +1,154 @@
+"""What a prospective campaign's directory holds beside a screen's (``run.json``,
+``evaluations.csv``, ``in_flight.json``, ``rule_state.json``: :mod:`.session`), for
+:mod:`.prospective`:
+
+- ``batch_NNN.csv``: each batch to fill in (:mod:`.batch_file`);
+- ``rule_state_NNN.json``: the rule's state after it proposed batch NNN (the next batch
+  restores it; one a batch, so an acquisition interrupted before its batch was recorded
+  leaves the one it started from);
+- ``asks.json``: for each batch the rule proposed, how many rows the log and the extra
+  molecules held when it was asked (:class:`Asks`). A ``propose`` rebuilds the model as
+  ``screen`` built it: on what was told before the first acquisition, then told each later
+  group of results in the order they came (:mod:`.prospective_model`), so the same scores
+  give the same picks;
+- ``extra_molecules.csv``: molecules the campaign did not propose, told with ``--extra``
+  (:class:`ExtraMolecules`);
+- ``telling.json``: a tell being written (:class:`TellJournal`). A tell is checked whole, then
+  written here at once (atomically), then applied to the log, ``in_flight.json`` and the extra
+  molecules, then removed; whoever opens the directory next finishes a tell a crash left
+  here. Applying is idempotent (rows are keyed by their job number), so after a SIGKILL at any
+  point either every row of a tell is logged or none.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import CampaignError
+from .logdir import write_atomically
+
+ASKS, EXTRAS, TELLING = "asks.json", "extra_molecules.csv", "telling.json"
+EXTRA_COLUMNS = ["job", "batch", "smiles", "score", "observed", "told"]
+
+
+def batch_path(logdir: Path, batch: int) -> Path:
+    """The file batch ``batch`` is written to (``batch_000.csv`` the initial design)."""
+    return Path(logdir) / f"batch_{batch:03d}.csv"
+
+
+def rule_state_path(logdir: Path, batch: int) -> Path:
+    """Where the rule's state after batch ``batch`` is kept."""
+    return Path(logdir) / f"rule_state_{batch:03d}.json"
+
+
+class Asks:
+    """``asks.json``: batch number -> (log rows, extra molecules) when the rule proposed it."""
+
+    def __init__(self, logdir: Path):
+        self.path = Path(logdir) / ASKS
+
+    def read(self) -> dict[int, tuple[int, int]]:
+        """:raise CampaignError: If the file is damaged."""
+        if not self.path.is_file():
+            return {}
+        try:
+            saved = json.loads(self.path.read_text())
+            return {int(k): (int(v[0]), int(v[1])) for k, v in saved.items()}
+        except (OSError, ValueError, TypeError, IndexError, AttributeError) as error:
+            raise CampaignError(
+                f"{self.path} is damaged ({error}): it records what each batch was asked on"
+            ) from None
+
+    def write(self, batch: int, logged: int, extras: int) -> None:
+        asks = self.read()
+        asks[batch] = (logged, extras)
+        write_atomically(self.path, json.dumps({str(k): list(v) for k, v in sorted(asks.items())}))
+
+
+@dataclass(frozen=True)
+class ExtraMolecule:
+    """A molecule told with ``--extra``: its job number, the batch being filled when it was
+    told, its SMILES as given, its score (the user's units) and what the model is told."""
+
+    job: int
+    batch: int
+    smiles: str
+    score: float
+    observed: float
+
+
+class ExtraMolecules:
+    """``extra_molecules.csv`` (:data:`EXTRA_COLUMNS`), appended and fsync-ed like the log."""
+
+    def __init__(self, logdir: Path):
+        self.path = Path(logdir) / EXTRAS
+
+    def read(self) -> list[ExtraMolecule]:
+        """:raise CampaignError: If the file is damaged (naming the line)."""
+        if not self.path.is_file():
+            return []
+        rows = list(csv.reader(io.StringIO(self.path.read_text())))
+        if not rows or rows[0] != EXTRA_COLUMNS:
+            raise CampaignError(f"{self.path}: expected the header {EXTRA_COLUMNS}")
+        extras = []
+        for number, row in enumerate(rows[1:], start=2):
+            try:
+                job, batch, smiles, score, observed, _ = row
+                extras.append(
+                    ExtraMolecule(int(job), int(batch), smiles, float(score), float(observed))
+                )
+            except ValueError:
+                raise CampaignError(f"{self.path}, line {number} is damaged: {row}") from None
+        return extras
+
+    def append(self, extras: list[ExtraMolecule], told: float) -> None:
+        """Append those of ``extras`` the file does not hold yet (by job)."""
+        held = {extra.job for extra in self.read()}
+        new = [e for e in extras if e.job not in held]
+        if not new and self.path.is_file():
+            return
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        if not self.path.is_file():
+            writer.writerow(EXTRA_COLUMNS)
+        for e in new:
+            writer.writerow([e.job, e.batch, e.smiles, f"{e.score:.6g}", repr(e.observed), told])
+        with open(self.path, "a", newline="") as handle:
+            handle.write(text.getvalue())
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+class TellJournal:
+    """``telling.json``: a checked tell, written whole before it is applied (module
+    docstring)."""
+
+    def __init__(self, logdir: Path):
+        self.path = Path(logdir) / TELLING
+
+    def write(self, tell: dict[str, Any]) -> None:
+        write_atomically(self.path, json.dumps(tell))
+
+    def read(self) -> Optional[dict[str, Any]]:
+        """The tell a crash left unfinished, if any.
+
+        :raise CampaignError: If the file is damaged (an atomic write never leaves it so).
+        """
+        if not self.path.is_file():
+            return None
+        try:
+            tell = json.loads(self.path.read_text())
+            if not isinstance(tell, dict) or not {"told", "rows", "extras"} <= set(tell):
+                raise ValueError("not a tell")
+            return tell
+        except (OSError, ValueError) as error:
+            raise CampaignError(f"{self.path} is damaged ({error})") from None
+
+    def done(self) -> None:
+        self.path.unlink(missing_ok=True)
