@@ -5,6 +5,7 @@ and the moved modules' old import paths (issue: a typed specification)."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import importlib
 import json
@@ -27,7 +28,7 @@ from trieste_scalable.campaigns.run_record import (
 from trieste_scalable.campaigns.screen import screen
 from trieste_scalable.campaigns.screen_specification import ScreenSpec
 from trieste_scalable.campaigns.specification import OptimizeSpec
-from trieste_scalable.cli.arguments import parser, spec_of
+from trieste_scalable.cli.arguments import offered, parser, spec_of
 from trieste_scalable.errors import CampaignError, UsageError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "old_campaigns"
@@ -62,14 +63,19 @@ def test_the_parser_is_generated_from_the_specification(command: str) -> None:
     spec_type = SPECIFICATIONS[command]
     subparser = parser()._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
     actions = {action.dest: action for action in subparser._actions}
-    for spec_field in dataclasses.fields(spec_type):
+    for spec_field in offered(spec_type):
         action = actions[spec_field.name]
-        assert action.default == spec_field.default, spec_field.name
+        # a command that continues its directory's campaign takes the settings not given from it
+        default = argparse.SUPPRESS if spec_type.continues else spec_field.default
+        assert action.default == default, spec_field.name
         assert action.help == spec_type.help_of(spec_field.name), spec_field.name
         assert "{" not in str(action.help), spec_field.name
         choices = spec_field.metadata["choices"]
         assert tuple(action.choices or ()) == choices, spec_field.name
-    assert set(actions) - {"help"} == {f.name for f in dataclasses.fields(spec_type)}
+    assert set(actions) - {"help"} == {f.name for f in offered(spec_type)}
+    assert {f.name for f in dataclasses.fields(spec_type)} - set(actions) == set(
+        spec_type.not_offered
+    )
     assert spec_of(parser().parse_args([command])) == spec_type()  # the same defaults
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
@@ -40,15 +40,12 @@ from .batch_file import write_batch
 from .campaign_defaults import resolved
 from .campaign_directory import check_same_campaign
 from .logdir import CampaignLock, write_atomically
-from .prospective_files import Asks, ExtraMolecules, TellJournal, batch_path, rule_state_path
-from .prospective_tell import checked_tell, filled_rows
-from .records import EvaluationLog, InFlight, Job
+from .prospective_files import ProspectiveRecords, batch_path, rule_state_path
+from .prospective_report import report_prospective
+from .prospective_tell import Filled, Told, apply_tell, checked_tell, filled_rows
+from .records import Job
 from .run_record import read_record, record
 from .screen_specification import ProposeSpec
-from .session import IN_FLIGHT
-
-Filled = Union[str, Path, Iterable[Any]]
-"""A filled-in batch: its file, a DataFrame, or rows (dicts, or (smiles, score) pairs)."""
 
 
 @dataclass(frozen=True)
@@ -67,29 +64,14 @@ class ProposedBatch:
     new: bool
 
 
-@dataclass(frozen=True)
-class Told:
-    """What a tell logged: scores told, failed evaluations (with their reasons in the log),
-    extra molecules, and the proposed molecules still pending."""
-
-    scores: int
-    failed: int
-    extra: int
-    pending: int
-
-
 class ProspectiveCampaign:
     """A prospective campaign's directory (module docstring); use :meth:`start` or
     :meth:`open`."""
 
     def __init__(self, spec: ProposeSpec, problem: ScreeningProblem):
         self.spec, self.problem, self.logdir = spec, problem, Path(spec.logdir)
-        self.log = EvaluationLog(
-            self.logdir / "evaluations.csv", problem, lambda i, y: problem.user_value(y)
-        )
-        self.journal = InFlight(self.logdir / IN_FLIGHT)
-        self.asks, self.extras = Asks(self.logdir), ExtraMolecules(self.logdir)
-        self.telling = TellJournal(self.logdir)
+        self.records = ProspectiveRecords.of(self.logdir, problem)
+        self.log, self.journal = self.records.log, self.records.journal
 
     @classmethod
     def start(cls, spec: Optional[ProposeSpec] = None, **settings: Any) -> ProspectiveCampaign:
@@ -202,15 +184,13 @@ class ProspectiveCampaign:
         rows, where = filled_rows(filled)
         with CampaignLock(self.logdir):
             self._finish_tell()
-            tell = checked_tell(self, rows, where, extra)
-            self.telling.write(tell)  # from here on the tell happens, even after a crash
+            tell = checked_tell(self.records, rows, where, extra)
+            self.records.telling.write(tell)  # from here on the tell happens, even after a crash
             self._finish_tell()
         failed = sum(row[3] is None for row in tell["rows"])
         pending = len([j for j in self.journal.read()[0] if j.job not in self.log.read().jobs])
         done = Told(len(tell["rows"]) - failed, failed, len(tell["extras"]), pending)
-        from .prospective_report import report_prospective
-
-        report_prospective(self, done)
+        report_prospective(self.records, done, self.spec.library)
         return done
 
     def _again(self, batch: int, pending: list[Job]) -> ProposedBatch:
@@ -238,7 +218,7 @@ class ProspectiveCampaign:
         from .library_models import library_models
         from .prospective_model import History, next_batch
 
-        extras = self.extras.read()
+        extras = self.records.extras.read()
         initial = {j.job: j.index for j in jobs if j.batch == 0}
         initial |= {
             int(j): int(i) for j, b, i in zip(logged.jobs, logged.batches, logged.ids) if b == 0
@@ -248,7 +228,7 @@ class ProspectiveCampaign:
             fingerprint_rows([e.smiles for e in extras], self.spec.fingerprint_settings),
             np.array([e.job for e in extras], dtype=np.int64),
             np.array([e.observed for e in extras]),
-            self.asks.read(),
+            self.records.asks.read(),
             initial,
         )
         with for_library(library_label(self.spec.library)):
@@ -262,7 +242,7 @@ class ProspectiveCampaign:
                 self.spec.rule,
             )
         keep = min(len(chosen.points), self.spec.budget - after)
-        self.asks.write(batch, len(logged.jobs), len(extras))
+        self.records.asks.write(batch, len(logged.jobs), len(extras))
         write_atomically(
             rule_state_path(self.logdir, batch), rule_state.encode(chosen.state, batch)
         )
@@ -276,12 +256,10 @@ class ProspectiveCampaign:
     def _finish_tell(self) -> None:
         """Apply the tell in ``telling.json`` (one a crash interrupted, or the one just
         checked): only the rows not logged yet; then remove it."""
-        from .prospective_tell import apply_tell
-
-        tell = self.telling.read()
+        tell = self.records.telling.read()
         if tell is not None:
-            apply_tell(self, tell)
-            self.telling.done()
+            apply_tell(self.records, tell)
+            self.records.telling.done()
 
 
 def _problem(spec: ProposeSpec) -> ScreeningProblem:

@@ -31,9 +31,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import CampaignError
+from ..problems.screening import ScreeningProblem
 from .logdir import write_atomically
+from .records import EvaluationLog, InFlight
 
 ASKS, EXTRAS, TELLING = "asks.json", "extra_molecules.csv", "telling.json"
+IN_FLIGHT = "in_flight.json"  # session.IN_FLIGHT (not imported: that loads the Ray evaluators)
 EXTRA_COLUMNS = ["job", "batch", "smiles", "score", "observed", "told"]
 
 
@@ -152,3 +155,31 @@ class TellJournal:
 
     def done(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class ProspectiveRecords:
+    """Every record of a prospective campaign's directory, over its library ``problem``."""
+
+    problem: ScreeningProblem
+    logdir: Path
+    log: EvaluationLog
+    journal: InFlight
+    asks: Asks
+    extras: ExtraMolecules
+    telling: TellJournal
+
+    @classmethod
+    def of(cls, logdir: Path, problem: ScreeningProblem) -> ProspectiveRecords:
+        """The records of ``logdir``; the log's score column is the user's score."""
+        logdir = Path(logdir)
+        log = EvaluationLog(logdir / "evaluations.csv", problem, lambda i, y: problem.user_value(y))
+        return cls(
+            problem,
+            logdir,
+            log,
+            InFlight(logdir / IN_FLIGHT),
+            Asks(logdir),
+            ExtraMolecules(logdir),
+            TellJournal(logdir),
+        )

@@ -4,18 +4,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from .molecule_pictures import Found, best_molecules, write_best_molecules
+from .prospective_files import ProspectiveRecords
+from .prospective_tell import Told
 from .screening_summary import plot_screening
 
-if TYPE_CHECKING:
-    from .prospective import ProspectiveCampaign, Told
 
-
-def report_prospective(campaign: ProspectiveCampaign, told: Told) -> None:
+def report_prospective(campaign: ProspectiveRecords, told: Told, library: str) -> None:
     """Print what ``told`` logged and the best molecules so far; write the pictures."""
     problem, logdir = campaign.problem, campaign.logdir
     logged, extras = campaign.log.read(), campaign.extras.read()
@@ -37,7 +34,7 @@ def report_prospective(campaign: ProspectiveCampaign, told: Told) -> None:
     pictured = write_best_molecules(logdir, found, higher, len(found))
     scores = np.array([f.score for f in found])
     batches = np.array([f.batch for f in found], dtype=np.int64)
-    title = f"prospective campaign on {campaign.spec.library}"
+    title = f"prospective campaign on {library}"
     plotted = bool(found) and plot_screening(logdir / "summary.png", scores, batches, higher, title)
     written = [
         name for name, done in (("summary.png", plotted), ("best_molecules.png", pictured)) if done

@@ -10,19 +10,31 @@ observed]``) and ``next_job``.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable, Union
 
 import numpy as np
 
 from ..errors import UsageError
 from .batch_file import FilledRow, parse_score, read_filled
 from .evaluators import Evaluation
-from .prospective_files import ExtraMolecule
+from .prospective_files import ExtraMolecule, ProspectiveRecords
 from .records import Job
 
-if TYPE_CHECKING:
-    from .prospective import Filled, ProspectiveCampaign
+Filled = Union[str, Path, Iterable[Any]]
+"""A filled-in batch: its file, a DataFrame, or rows (dicts, or (smiles, score) pairs)."""
+
+
+@dataclass(frozen=True)
+class Told:
+    """What a tell logged: scores told, failed evaluations (with their reasons in the log),
+    extra molecules, and the proposed molecules still pending."""
+
+    scores: int
+    failed: int
+    extra: int
+    pending: int
 
 
 def filled_rows(filled: Filled) -> tuple[list[FilledRow], str]:
@@ -54,7 +66,7 @@ def filled_rows(filled: Filled) -> tuple[list[FilledRow], str]:
 
 
 def checked_tell(
-    campaign: ProspectiveCampaign, rows: list[FilledRow], where: str, extra: bool
+    campaign: ProspectiveRecords, rows: list[FilledRow], where: str, extra: bool
 ) -> dict[str, Any]:
     """The tell of ``rows`` (module docstring), every row checked first.
 
@@ -115,7 +127,7 @@ def checked_tell(
     return dict(told=time.time(), rows=told, extras=new, next_job=next_job + len(new))
 
 
-def apply_tell(campaign: ProspectiveCampaign, tell: dict[str, Any]) -> None:
+def apply_tell(campaign: ProspectiveRecords, tell: dict[str, Any]) -> None:
     """Log the rows of ``tell`` the log does not hold yet, its extra molecules likewise, and
     take its molecules off ``in_flight.json`` (idempotent: a crash may have applied part)."""
     logged = set(campaign.log.read().jobs.tolist())
