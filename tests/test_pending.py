@@ -25,7 +25,7 @@ from trieste_scalable.acquisition import (
     rule_state,
 )
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
-from trieste_scalable.acquisition.pending import outstanding, proposed
+from trieste_scalable.acquisition.pending import outstanding, proposed, with_failures
 from trieste_scalable.campaigns.algorithms import RandomRule
 from trieste_scalable.models import (
     AdaptiveSVGP,
@@ -250,3 +250,15 @@ def test_exact_gp_samples_believe_pending_points_too() -> None:
     gpr = gpflow.models.GPR(data.astuple(), se_kernel(0.2), noise_variance=1e-4)
     spreads = spreads_at(GaussianProcessRegression(gpr), tf.constant([[0.99, 0.01]], tf.float64))
     assert spreads[1] < 0.1 * spreads[0], spreads
+
+
+def test_a_failure_moves_one_pending_copy_to_the_failed_points_and_needs_none_pending() -> None:
+    """One copy of a failed point leaves ``pending`` for ``failed``; a state with nothing
+    pending (a prospective campaign's, restored before its batch) just keeps the failure."""
+    points = np.array([[0.0, 1.0], [0.5, 0.5], [0.0, 1.0]])
+    state = replace(RandomRule(2).state_type(), pending=proposed(points[:0], points))
+    after = with_failures(state, points[:1])
+    assert np.array_equal(np.array(after.pending), points[1:])
+    assert np.array_equal(np.array(after.failed), points[:1])
+    empty = with_failures(RandomRule(2).state_type(), points[1:2])
+    assert empty.pending == () and np.array_equal(np.array(empty.failed), points[1:2])

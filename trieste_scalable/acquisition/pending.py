@@ -43,10 +43,11 @@ def with_failures(state: Any, points: np.ndarray) -> Any:
     points = np.asarray(points, dtype=np.float64)
     pending = np.asarray(state.pending, dtype=np.float64).reshape(-1, points.shape[1])
     keep = np.ones(len(pending), dtype=bool)
-    keys = row_keys(pending) if len(pending) else np.zeros(0)
-    for key in row_keys(points):
-        copies = np.flatnonzero((keys == key) & keep)
-        keep[copies[:1]] = False
+    if len(pending):  # none pending (a state restored before its batch): nothing to take off
+        keys = row_keys(pending)
+        for key in row_keys(points):
+            copies = np.flatnonzero((keys == key) & keep)
+            keep[copies[:1]] = False
     failed = proposed(
         np.asarray(state.failed, dtype=np.float64).reshape(-1, points.shape[1]), points
     )

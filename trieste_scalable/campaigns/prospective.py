@@ -72,6 +72,7 @@ class ProspectiveCampaign:
         self.spec, self.problem, self.logdir = spec, problem, Path(spec.logdir)
         self.records = ProspectiveRecords.of(self.logdir, problem)
         self.log, self.journal = self.records.log, self.records.journal
+        self._live: Optional[Any] = None  # the optimizer of this object's last batch
 
     @classmethod
     def start(cls, spec: Optional[ProposeSpec] = None, **settings: Any) -> ProspectiveCampaign:
@@ -232,7 +233,7 @@ class ProspectiveCampaign:
             initial,
         )
         with for_library(library_label(self.spec.library)):
-            chosen = next_batch(
+            chosen, live = next_batch(
                 self.problem,
                 library_models(self.spec),
                 history,
@@ -240,9 +241,11 @@ class ProspectiveCampaign:
                 self.spec.budget,
                 rule_state_path(self.logdir, batch - 1),
                 self.spec.rule,
+                self._live,
             )
         keep = min(len(chosen.points), self.spec.budget - after)
         self.records.asks.write(batch, len(logged.jobs), len(extras))
+        self._live = live
         write_atomically(
             rule_state_path(self.logdir, batch), rule_state.encode(chosen.state, batch)
         )
