@@ -83,8 +83,8 @@ def main() -> None:
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in settings.items()]
     with tempfile.TemporaryDirectory() as root:
         with contextlib.redirect_stdout(io.StringIO()):  # warm the caches: not timed
-            screen(library="enamine-10k", objective="qed", initial=2, budget=1,
-                   algorithm="random", logdir=f"{root}/warm", quiet=True)  # fmt: skip
+            screen(library="enamine-10k", objective="table:enamine-10k-4unn", initial=2,
+                   budget=1, algorithm="random", logdir=f"{root}/warm", quiet=True)  # fmt: skip
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
             done = screen(**settings, objective="table:enamine-10k-4unn", lower_is_better=True,

@@ -156,7 +156,7 @@ class ProspectiveCampaign:
                 ids, predictions = self._ask(logged, jobs, batch, after)
             new = [Job(next_job + n, batch, int(i)) for n, i in enumerate(ids)]
             self.journal.write(pending + new, next_job + len(new))  # proposed: the commit
-            for older in range(batch - 1):
+            for older in range(batch):  # the next batch restores this one's state
                 rule_state_path(self.logdir, older).unlink(missing_ok=True)
             labels = [self.problem.labels[job.index] for job in new]
             rows = [

@@ -114,7 +114,7 @@ class ExtraMolecules:
         """Append those of ``extras`` the file does not hold yet (by job)."""
         held = {extra.job for extra in self.read()}
         new = [e for e in extras if e.job not in held]
-        if not new and self.path.is_file():
+        if not new:
             return
         text = io.StringIO()
         writer = csv.writer(text, lineterminator="\n")
