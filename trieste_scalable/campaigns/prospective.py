@@ -27,7 +27,7 @@ those scores as its oracle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -121,7 +121,7 @@ class ProspectiveCampaign:
             raise UsageError(
                 f"{logdir} holds a campaign of {spec.command}, not a prospective one (propose)"
             )
-        spec = ProposeSpec.of(**{**spec.__dict__, "logdir": str(logdir)})
+        spec = replace(spec, logdir=str(logdir))  # the directory may have moved
         problem = _problem(spec)
         check_same_campaign(saved, spec, problem.content_hash())
         return cls(spec, problem)
@@ -189,7 +189,8 @@ class ProspectiveCampaign:
             self.records.telling.write(tell)  # from here on the tell happens, even after a crash
             self._finish_tell()
         failed = sum(row[3] is None for row in tell["rows"])
-        pending = len([j for j in self.journal.read()[0] if j.job not in self.log.read().jobs])
+        logged = set(self.log.read().jobs.tolist())
+        pending = sum(job.job not in logged for job in self.journal.read()[0])
         done = Told(len(tell["rows"]) - failed, failed, len(tell["extras"]), pending)
         report_prospective(self.records, done, self.spec.library)
         return done
