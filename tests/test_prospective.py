@@ -298,3 +298,24 @@ def test_the_best_molecules_picture_reaches_tensorboard(library: Path, tmp_path:
     width, height, png = image.tensor_proto.string_val
     assert image.step == 60 and int(width) > 500 and int(height) > 300
     assert png.startswith(b"\x89PNG")
+
+
+def test_the_summary_panels_match_independent_computations() -> None:
+    """The running mean of the best N against sorting each prefix; the top-k share curve's last
+    point against MolPAL's SMILES measure (:func:`~trieste_scalable.problems.top_k.top_k_found`)."""
+    import numpy as np
+
+    from trieste_scalable.campaigns.report import top_k_share_curve
+    from trieste_scalable.campaigns.screening_summary import running_best_mean
+    from trieste_scalable.problems.top_k import top_k_found
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=300)
+    expected = [np.sort(values[:m])[:10].mean() for m in range(10, 301)]
+    np.testing.assert_allclose(running_best_mean(values, 10), expected, rtol=1e-12)
+    library = np.round(rng.normal(size=2000), 1)  # ties, as docking scores have
+    library[::50] = np.nan  # unscored molecules
+    evaluated = rng.choice(2000, 600, replace=True)
+    curve = top_k_share_curve(library, evaluated)
+    assert np.all(np.diff(curve) >= 0) and curve[0] >= 0
+    assert curve[-1] == pytest.approx(top_k_found(library, evaluated).smiles, abs=1e-12)

@@ -35,7 +35,11 @@ def report_prospective(campaign: ProspectiveRecords, told: Told, library: str) -
     scores = np.array([f.score for f in found])
     batches = np.array([f.batch for f in found], dtype=np.int64)
     title = f"prospective campaign on {library}"
-    plotted = bool(found) and plot_screening(logdir / "summary.png", scores, batches, higher, title)
+    every = np.concatenate([logged.batches, batches[len(ok) :]])  # failures included
+    summary = logdir / "summary.png"
+    plotted = bool(found) and plot_screening(
+        summary, scores, batches, higher, title, proposed=every
+    )
     written = [
         name for name, done in (("summary.png", plotted), ("best_molecules.png", pictured)) if done
     ]

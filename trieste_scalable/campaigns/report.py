@@ -81,7 +81,8 @@ def _molecule_pictures(
     found_molecules = [Found(s, float(v), int(b)) for s, v, b in zip(labels, scores, batches)]
     pictured = write_best_molecules(logdir, found_molecules, higher, len(ids))
     also = f", {pictured.name}" if pictured else ""
-    if not plot_screening(logdir / "summary.png", scores, batches, higher, title, library, found):
+    args = (scores, batches, higher, title, library, found, logged.batches)
+    if not plot_screening(logdir / "summary.png", *args):
         return f"no summary.png: matplotlib is not installed (the [plots] extra){also}"
     return f"summary.png{also}"
 

@@ -24,6 +24,7 @@ def plot_screening(
     title: str,
     library: Optional[np.ndarray] = None,
     top_found: Optional[np.ndarray] = None,
+    proposed: Optional[np.ndarray] = None,
 ) -> bool:
     """Write the panels (module docstring); ``False`` (nothing written) without matplotlib.
 
@@ -32,6 +33,8 @@ def plot_screening(
     :param library: The library's scores [A], where known.
     :param top_found: Of the library's top :data:`~..problems.top_k.TOP_K`, the share found
         after each evaluation [N], where known.
+    :param proposed: The batch of every evaluation, failed ones included (default
+        ``batches``): the batch sizes.
     """
     try:
         import matplotlib
@@ -40,7 +43,8 @@ def plot_screening(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sizes = np.unique(batches[batches > 0], return_counts=True)[1]
+    proposed = batches if proposed is None else proposed
+    numbers, sizes = np.unique(proposed[proposed > 0], return_counts=True)
     varying = sizes.size > 1 and len(set(sizes[:-1].tolist())) > 1  # the last may be cut
     panels = 2 + (top_found is not None) + varying
     fig, grid = plt.subplots(1, panels, figsize=(4.4 * panels, 3.6), squeeze=False)
@@ -55,8 +59,7 @@ def plot_screening(
         axis.set_ylim(0, 1)
     if varying:
         axis = axes.pop(0)
-        numbers, counts = np.unique(batches[batches > 0], return_counts=True)
-        axis.bar(numbers, counts)
+        axis.bar(numbers, sizes)
         axis.set(xlabel="batch", ylabel="evaluations in the batch")
     fig.suptitle(title)
     fig.tight_layout()
