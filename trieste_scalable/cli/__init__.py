@@ -62,11 +62,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             )
         return 1
     except KeyboardInterrupt:
-        again = (
-            "every finished shard is kept; run the same command again to finish the store"
-            if args.command == "featurise"
-            else f"every finished batch is in {args.logdir}/evaluations.csv; continue with the "
-            "same command plus --resume"
+        again = {
+            "featurise": "every finished shard is kept; run the same command again to finish "
+            "the store",
+            "propose": "a batch is recorded whole or not at all; run the same command again",
+            "tell": "a tell is logged whole or not at all; run the same tell again (if it says "
+            "told already, it was logged)",
+            "cache": "run the same command again",
+        }.get(
+            args.command,
+            f"every finished batch is in {args.logdir}/evaluations.csv; continue with the same "
+            "command plus --resume",
         )
         print(f"\ninterrupted: {again}", file=sys.stderr)
         return 130
