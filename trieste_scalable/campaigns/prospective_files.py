@@ -25,7 +25,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -33,10 +32,9 @@ from typing import Any, Optional
 from ..errors import CampaignError
 from ..problems.screening import ScreeningProblem
 from .logdir import write_atomically
-from .records import EvaluationLog, InFlight
+from .records import IN_FLIGHT, EvaluationLog, InFlight
 
 ASKS, EXTRAS, TELLING = "asks.json", "extra_molecules.csv", "telling.json"
-IN_FLIGHT = "in_flight.json"  # session.IN_FLIGHT (not imported: that loads the Ray evaluators)
 EXTRA_COLUMNS = ["job", "batch", "smiles", "score", "observed", "told"]
 
 
@@ -87,7 +85,8 @@ class ExtraMolecule:
 
 
 class ExtraMolecules:
-    """``extra_molecules.csv`` (:data:`EXTRA_COLUMNS`), appended and fsync-ed like the log."""
+    """``extra_molecules.csv`` (:data:`EXTRA_COLUMNS`), rewritten whole (atomically) with each
+    tell's extra molecules: a handful, where the log's rows are many."""
 
     def __init__(self, logdir: Path):
         self.path = Path(logdir) / EXTRAS
@@ -122,10 +121,8 @@ class ExtraMolecules:
             writer.writerow(EXTRA_COLUMNS)
         for e in new:
             writer.writerow([e.job, e.batch, e.smiles, f"{e.score:.6g}", repr(e.observed), told])
-        with open(self.path, "a", newline="") as handle:
-            handle.write(text.getvalue())
-            handle.flush()
-            os.fsync(handle.fileno())
+        held_text = self.path.read_text() if self.path.is_file() else ""
+        write_atomically(self.path, held_text + text.getvalue())
 
 
 class TellJournal:

@@ -41,6 +41,8 @@ from .evaluators import Evaluation
 from .logdir import write_atomically
 
 TIMING_COLUMNS = ["job", "submitted", "started", "finished", "worker", "error"]
+IN_FLIGHT = "in_flight.json"
+"""The name of a campaign directory's :class:`InFlight` file."""
 
 
 @dataclass(frozen=True)

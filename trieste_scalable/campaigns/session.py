@@ -37,7 +37,7 @@ from .engine import CampaignResult
 from .evaluators import Evaluator, InProcessEvaluator
 from .logdir import CampaignLock, write_atomically
 from .monitor import CampaignMonitor
-from .records import EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
+from .records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
 from .report import report
 from .run_record import record
 from .runner import (
@@ -50,8 +50,6 @@ from .runner import (
 )
 from .screen_specification import ScreenSpec
 from .specification import CampaignSpec
-
-IN_FLIGHT = "in_flight.json"
 
 
 def run_session(
