@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Literal, Optional
 
 from .confidence import ConfidenceWidth, WidthMode
-from .hallucinated import BatchUCBState, HallucinatedBatchRule
+from .hallucinated import BatchUCBState, HallucinatedBatchRule, Regulariser
 from .protocols import InBatchPosteriorLike
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
 
@@ -47,6 +47,9 @@ class BBKB(HallucinatedBatchRule):
     :param exclude_evaluated: Never select a candidate of a ``DiscreteSearchSpace`` that has
         been evaluated (nor one twice in a batch): screening a noise-free oracle, where a repeat
         teaches nothing. The batch then ends early if the unevaluated candidates run out.
+    :param fixed_batch_size: Batches of ``max_batch_size`` (see :class:`HallucinatedBatchRule`).
+    :param regulariser: The papers' :math:`\\lambda` (see :class:`HallucinatedBatchRule`).
+    :param max_refine_iterations: L-BFGS-B iterations refining each pick on a ``Box``.
     """
 
     _name = "bbkb"
@@ -55,7 +58,7 @@ class BBKB(HallucinatedBatchRule):
         self,
         stopping: Literal["global", "global_local"] = "global",
         ratio_threshold: float = 2.0,
-        width: WidthMode | ConfidenceWidth = "theory",
+        width: WidthMode | ConfidenceWidth = "constant",
         max_batch_size: Optional[int] = None,
         pool_size: int = 10_000,
         local_switch: Literal["immediate", "after_next"] = "immediate",
@@ -63,6 +66,8 @@ class BBKB(HallucinatedBatchRule):
         allow_repeats: bool = True,
         exclude_evaluated: bool = False,
         fixed_batch_size: bool = False,
+        regulariser: Regulariser = "kernel_variance",
+        max_refine_iterations: int = 100,
     ):
         rule: StoppingRule
         if stopping == "global":
@@ -75,7 +80,7 @@ class BBKB(HallucinatedBatchRule):
         self._repr_extra = f"stopping={stopping!r}, "
         super().__init__(
             rule, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated,
-            fixed_batch_size,
+            fixed_batch_size, regulariser, max_refine_iterations,
         )  # fmt: skip
 
 
@@ -88,13 +93,23 @@ class BKB(BBKB):
 
     def __init__(
         self,
-        width: WidthMode | ConfidenceWidth = "theory",
+        width: WidthMode | ConfidenceWidth = "constant",
         pool_size: int = 10_000,
         seed: int = 0,
         exclude_evaluated: bool = False,
+        regulariser: Regulariser = "kernel_variance",
+        max_refine_iterations: int = 100,
     ):
         super().__init__(
-            "global", 1.0, width, None, pool_size, seed=seed, exclude_evaluated=exclude_evaluated
+            "global",
+            1.0,
+            width,
+            None,
+            pool_size,
+            seed=seed,
+            exclude_evaluated=exclude_evaluated,
+            regulariser=regulariser,
+            max_refine_iterations=max_refine_iterations,
         )
 
 
@@ -105,6 +120,7 @@ class GPBUCB(HallucinatedBatchRule):
     :param ratio_threshold: :math:`C \\ge 1` (default 2).
     :param allow_repeats: Whether a batch may select a candidate again (see :class:`BBKB`).
     :param exclude_evaluated: Never select an evaluated candidate (see :class:`BBKB`).
+    :param regulariser: The papers' :math:`\\lambda` (see :class:`HallucinatedBatchRule`).
     """
 
     _name = "gp_bucb"
@@ -112,18 +128,20 @@ class GPBUCB(HallucinatedBatchRule):
     def __init__(
         self,
         ratio_threshold: float = 2.0,
-        width: WidthMode | ConfidenceWidth = "theory",
+        width: WidthMode | ConfidenceWidth = "constant",
         max_batch_size: Optional[int] = None,
         pool_size: int = 10_000,
         seed: int = 0,
         allow_repeats: bool = True,
         exclude_evaluated: bool = False,
         fixed_batch_size: bool = False,
+        regulariser: Regulariser = "kernel_variance",
+        max_refine_iterations: int = 100,
     ):
         stopping = ProductStopping(ratio_threshold)
         super().__init__(
             stopping, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated,
-            fixed_batch_size,
+            fixed_batch_size, regulariser, max_refine_iterations,
         )  # fmt: skip
 
     def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:

@@ -19,16 +19,17 @@ batch structure of the analysis' count of batches: the dictionary is resampled a
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Optional
+from typing import Literal, Mapping, Optional, Union
 
 import numpy as np
 import tensorflow as tf
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
 from trieste.models.interfaces import ProbabilisticModel
-from trieste.space import DiscreteSearchSpace, SearchSpace
+from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
 from ..numerics.bits import Rows, prepend_rows, take_rows
@@ -39,6 +40,11 @@ from .protocols import InBatchPosteriorLike, SupportsHallucination
 from .rule_state import check_state, saved_state
 from .stopping import StoppingRule
 from .summaries import LogsStatistics
+from .ucb_refinement import refine_pick
+
+Regulariser = Union[float, Literal["kernel_variance", "noise"]]
+"""The papers' :math:`\\lambda`: a number, ``"kernel_variance"`` (the larger of the noise variance
+and the kernel's prior variance :math:`\\kappa^2`) or ``"noise"`` (the model's noise variance)."""
 
 
 @saved_state
@@ -90,6 +96,16 @@ class HallucinatedBatchRule(
         candidates are left): the stopping rule is watched and logged but never ends a batch, as
         in GP-BUCB with a fixed batch size (Desautels et al. 2014) or a screening protocol with a
         set batch schedule.
+    :param regulariser: The papers' :math:`\\lambda`, separate from the observation noise: the
+        posterior the batch is built with is their estimator (BBKB eqs. 1-3) with this
+        :math:`\\lambda`, its variances :math:`\\tilde\\sigma^2 = \\sigma^2/\\lambda` drive the
+        stopping rule and the width. ``"kernel_variance"`` (default) is :math:`\\max(\\xi^2,
+        \\kappa^2)`: the theorems' :math:`\\lambda \\ge \\kappa^2`, so that the ratio
+        statistics stay of order one and batches grow when the noise is tiny or fitted to near
+        zero (with :math:`\\lambda = \\xi^2 \\ll \\kappa^2` every batch has one point).
+        ``"noise"`` is the Bayesian posterior (:math:`\\lambda = \\xi^2`).
+    :param max_refine_iterations: On a ``Box``, L-BFGS-B iterations refining each pick from its
+        pool point (:mod:`.ucb_refinement`); 0 keeps the pool's points.
     """
 
     _name = "ucb"
@@ -108,6 +124,8 @@ class HallucinatedBatchRule(
         allow_repeats: bool = True,
         exclude_evaluated: bool = False,
         fixed_batch_size: bool = False,
+        regulariser: Regulariser = "kernel_variance",
+        max_refine_iterations: int = 100,
     ):
         if max_batch_size is not None and max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1 or None, got {max_batch_size}")
@@ -116,6 +134,16 @@ class HallucinatedBatchRule(
         self._fixed = fixed_batch_size
         if pool_size < 1:
             raise ValueError(f"pool_size must be positive, got {pool_size}")
+        if isinstance(regulariser, str):
+            if regulariser not in ("kernel_variance", "noise"):
+                choices = "a number, 'kernel_variance' or 'noise'"
+                raise ValueError(f"regulariser must be {choices}, got {regulariser!r}")
+        elif not (np.isfinite(regulariser) and regulariser > 0):
+            raise ValueError(f"regulariser must be finite and > 0, got {regulariser}")
+        if max_refine_iterations < 0:
+            raise ValueError(f"max_refine_iterations must be >= 0, got {max_refine_iterations}")
+        self._regulariser = regulariser
+        self._refine_iterations = max_refine_iterations
         self._stopping = stopping
         self._width = width_of(width, ("theory", "reference_code", "constant"))
         self._max_batch_size = max_batch_size
@@ -129,7 +157,7 @@ class HallucinatedBatchRule(
         return (
             f"{type(self).__name__}({self._repr_extra}ratio_threshold="
             f"{self._stopping.ratio_threshold}, width={self._width!r}, "
-            f"max_batch_size={self._max_batch_size})"
+            f"max_batch_size={self._max_batch_size}, regulariser={self._regulariser!r})"
         )
 
     @property
@@ -144,6 +172,15 @@ class HallucinatedBatchRule(
                 f"information_gain() (e.g. NystromGPR), got {type(model).__name__}"
             )
         return model
+
+    def regulariser_for(self, model: SupportsHallucination) -> Optional[float]:
+        """:math:`\\lambda` for ``model`` now (``None``: the model's noise variance)."""
+        if self._regulariser == "noise":
+            return None
+        if self._regulariser == "kernel_variance":
+            noise = float(model.get_observation_noise())
+            return max(noise, model.prior_variance())
+        return float(self._regulariser)
 
     def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:
         """Raise if the rule cannot build batches with ``posterior`` (e.g. GP-BUCB's exactness)."""
@@ -160,9 +197,10 @@ class HallucinatedBatchRule(
         def state_func(state: Optional[BatchUCBState]) -> tuple[BatchUCBState, TensorType]:
             check_state(state, BatchUCBState, self)
             state = state or BatchUCBState()
+            regulariser = self.regulariser_for(model)
             information = state.information
             if information is None:
-                information = model.information_gain()
+                information = model.information_gain(regulariser)
             seed = int(np.random.default_rng([self._seed, state.num_batches]).integers(2**31))
             candidates = candidate_points(search_space, dataset, self._pool_size, seed)
             pending = outstanding(state.pending, state.seen, dataset)
@@ -174,8 +212,9 @@ class HallucinatedBatchRule(
                     excluded |= self._evaluated(search_space, dataset)
                 if not self._allow_repeats:
                     excluded |= self._evaluated.among(search_space, pending)
+            refine_in = search_space if isinstance(search_space, Box) else None
             batch, information, stats = self._build_batch(
-                model, candidates, information, excluded, pending
+                model, candidates, information, excluded, pending, regulariser, refine_in
             )
             new_state = replace(
                 state,
@@ -197,24 +236,35 @@ class HallucinatedBatchRule(
         information: float,
         excluded: Optional[np.ndarray] = None,
         pending: Optional[np.ndarray] = None,
+        regulariser: Optional[float] = None,
+        refine_in: Optional[Box] = None,
     ) -> tuple[tf.Tensor, float, dict[str, float]]:
         """The new points [B, D] (B may be 0), the information after them and the statistics.
 
         :param excluded: Candidates [N] never to select.
         :param pending: Points still being evaluated [P, D]: hallucinated and counted by the
             stopping rule before any new point (their information was counted when proposed).
+        :param regulariser: :math:`\\lambda` (``None``: the model's noise variance).
+        :param refine_in: The ``Box`` each pick is refined in (``None``: not refined).
         """
         start = time.perf_counter()
         posterior = model.batch_posterior()
         self._check_posterior(posterior)
+        # the stopping rule's posterior: the papers' estimator with their lambda
+        statistics = posterior if regulariser is None else model.batch_posterior(regulariser)
         exact = posterior.exact
         num_pending = 0 if pending is None else len(pending)
         if pending is not None and num_pending:  # they lead the candidates, never selected
             candidates = prepend_rows(pending, candidates)
         mean, s2_0 = (t.numpy() for t in posterior.batch_start_marginals(candidates))
-        noise = posterior.noise
+        s2_stat = s2_0
+        if statistics is not posterior:
+            s2_stat = statistics.batch_start_marginals(candidates)[1].numpy()
+        noise, regularised = posterior.noise, statistics.noise
         threshold = self._stopping.ratio_threshold
-        alpha = self._width.alpha(information, noise, threshold, exact)
+        # the width in the papers' lambda-units, applied to the Bayesian standard deviation
+        to_selection = math.sqrt(noise / regularised)
+        alpha = self._width.alpha(information, regularised, threshold, exact) * to_selection
         scoring_seconds = time.perf_counter() - start
 
         lazy = LazyArgmin(
@@ -224,22 +274,36 @@ class HallucinatedBatchRule(
         if excluded is not None:
             lazy.exclude(np.flatnonzero(excluded) + num_pending)
         selectable = lazy.num_selectable
-        stopping = self._stopping.start(posterior, candidates, s2_0)
+        stopping = self._stopping.start(statistics, candidates, s2_stat)
         stop = (
-            _hallucinate_pending(posterior, stopping, candidates, num_pending) and not self._fixed
+            _hallucinate_pending(statistics, stopping, candidates, num_pending) and not self._fixed
         )
+        if num_pending and statistics is not posterior:
+            posterior.add(candidates[:num_pending])
         if num_pending:
             lazy.invalidate()
         chosen: list[int] = []
+        points: list[tf.Tensor] = []
         while not stop and selectable:
             index, variance = lazy.argmin()
             chosen.append(index)
-            information += self._width.information_term(variance if exact else s2_0[index], exact)
+            point = take_rows(candidates, [index])
+            if refine_in is not None:
+                point = refine_pick(posterior, point, alpha, refine_in, self._refine_iterations)
+            points.append(point)
+            if statistics is not posterior:
+                in_batch = exact or stopping.uses_in_batch_variance
+                variance = float(statistics.variance(point)[0]) if in_batch else np.nan
+            information += self._width.information_term(
+                variance if exact else s2_stat[index], exact
+            )
             stop = stopping.add(index, variance) and not self._fixed
             full = len(chosen) >= (self._max_batch_size or np.inf)
             if stop or full or (not self._allow_repeats and len(chosen) == selectable):
                 break
-            posterior.add(take_rows(candidates, [index]))
+            posterior.add(point)
+            if statistics is not posterior:
+                statistics.add(point)
             lazy.invalidate()
             if not self._allow_repeats:
                 lazy.exclude(index)
@@ -249,13 +313,16 @@ class HallucinatedBatchRule(
             "pending_points": num_pending,
             "stopping_statistic": stopping.statistic,
             "alpha": alpha,
-            "beta": self._width.beta_value(information, noise, exact),
+            "beta": self._width.beta_value(information, regularised, exact) * to_selection,
+            "regulariser": regularised,
             "dictionary_size": posterior.dictionary_size,
             "candidates": int(candidates.shape[0]) - num_pending,
             "refreshed_candidates": lazy.refreshed,
             "scoring_seconds": scoring_seconds,
             "batch_seconds": time.perf_counter() - start,
         }
+        if refine_in is not None and points:
+            return tf.concat(points, axis=0), information, stats
         return take_rows(candidates, tf.constant(chosen, tf.int32)), information, stats
 
 

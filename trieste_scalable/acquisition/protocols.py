@@ -13,7 +13,7 @@ any model offering them works (ours, Trieste's, or a user's).
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Optional, Protocol, runtime_checkable
 
 import tensorflow as tf
 
@@ -42,6 +42,10 @@ class InBatchPosteriorLike(Protocol):
     def variance(self, candidates: tf.Tensor) -> tf.Tensor:
         """Variance [N] given the points selected so far."""
 
+    def marginals(self, points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Batch-start mean and variance given the points selected so far [N] of ``points``
+        [N, D], differentiable in the points (the refinement of picks on a ``Box``)."""
+
     def add(self, points: tf.Tensor) -> None:
         """Hallucinate selected points [K, D]."""
 
@@ -61,9 +65,20 @@ class SupportsInformationGain(Protocol):
 
 
 @runtime_checkable
-class SupportsHallucination(SupportsInformationGain, Protocol):
-    """A model a hallucinating batch rule can build batches over
-    (:class:`~trieste_scalable.models.NystromGPR` is one)."""
+class SupportsHallucination(Protocol):
+    r"""A model a hallucinating batch rule can build batches over
+    (:class:`~trieste_scalable.models.NystromGPR` is one), with the papers' regulariser
+    :math:`\lambda` chosen by the rule (``None``: the model's noise variance)."""
 
-    def batch_posterior(self) -> InBatchPosteriorLike:
-        """A fresh in-batch posterior at the current batch start."""
+    def batch_posterior(self, regulariser: Optional[float] = None) -> InBatchPosteriorLike:
+        """A fresh in-batch posterior at the current batch start, regularised by ``regulariser``."""
+
+    def information_gain(self, regulariser: Optional[float] = None) -> float:
+        r""":math:`\log\det(I + K_t/\lambda)` over every evaluation, :math:`\lambda` the
+        ``regulariser``."""
+
+    def prior_variance(self) -> float:
+        r""":math:`\kappa^2`, the kernel's prior variance :math:`k(x, x)` over the evaluations."""
+
+    def get_observation_noise(self) -> tf.Tensor:
+        """The noise variance (Trieste's ``SupportsGetObservationNoise``)."""

@@ -80,6 +80,16 @@ class InBatchPosterior:
         candidates = tf.convert_to_tensor(candidates)
         return variance(self._posterior, self._hallucinated, candidates, self._features(candidates))
 
+    def marginals(self, points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Batch-start mean and in-batch ridge-leverage variance [N] of ``points`` [N, D],
+        differentiable in the points (nothing cached: the refinement on a ``Box`` asks about
+        points no other call sees)."""
+        ops = self._ops
+        variance = ops.hallucinated_variance_exact if self._extend else ops.hallucinated_variance
+        mean, _ = ops.marginals(self._posterior, points)
+        features = ops.row_features(self._posterior, points)
+        return mean, variance(self._posterior, self._hallucinated, points, features)
+
     def add(self, points: tf.Tensor) -> None:
         """Hallucinate selected points [K, D] (one compiled call, O(K M (M + t)) for t points
         selected before; no observation: the variances do not depend on it)."""

@@ -157,18 +157,47 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         logging.scalar("nystrom/resparsification_seconds", self._resparsification_seconds)
 
     # ----------------------------------------------------------------- rules' API
-    def batch_posterior(self) -> InBatchPosterior:
-        """A fresh in-batch posterior at the current batch start, for hallucinating a batch."""
+    def batch_posterior(self, regulariser: Optional[float] = None) -> InBatchPosterior:
+        """A fresh in-batch posterior at the current batch start, for hallucinating a batch.
+
+        :param regulariser: The papers' :math:`\\lambda` (mean and variances of eqs. 1-3 over
+            the current dictionary); default the noise variance (the Bayesian posterior).
+        """
         return InBatchPosterior(
-            self.compiled, self._require_posterior(), self._policy.exact, self._chunk_size
+            self.compiled, self._regularised(regulariser), self._policy.exact, self._chunk_size
         )
 
-    def information_gain(self) -> float:
+    def information_gain(self, regulariser: Optional[float] = None) -> float:
         r"""DTC :math:`\log\det(I + K_X/\lambda)` over all evaluations, i.e.
-        :math:`\log\det V - M \log\lambda` (exact when the dictionary is exact)."""
-        post = self._require_posterior()
+        :math:`\log\det V - M \log\lambda` (exact when the dictionary is exact), with
+        :math:`\lambda` the ``regulariser`` (default the noise variance)."""
+        post = self._regularised(regulariser)
         log_det_v = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(post.chol_v)))
         return float(log_det_v - post.capacity * tf.math.log(post.noise))
+
+    def prior_variance(self) -> float:
+        """:math:`\\kappa^2`: the kernel's mean prior variance :math:`k(x, x)` over the
+        evaluated inputs (the kernel variance of a stationary kernel)."""
+        x = tf.constant(self._require_data().inputs)
+        diagonal = chunked_map(lambda c: (self._kernel(c, full_cov=False),), x, self._chunk_size)
+        return float(tf.reduce_mean(diagonal[0]))
+
+    def _regularised(self, regulariser: Optional[float]) -> dtc.DTCPosterior:
+        """The current posterior, refactorised with :math:`\\lambda` = ``regulariser``."""
+        post = self._require_posterior()
+        if regulariser is None or regulariser == float(post.noise):
+            return post
+        if not (np.isfinite(regulariser) and regulariser > 0):
+            raise ValueError(f"the regulariser must be finite and > 0, got {regulariser}")
+        data = self._require_data()
+        return dtc.with_regulariser(
+            self.compiled,
+            post,
+            tf.constant(data.inputs),
+            tf.constant(data.counts),
+            tf.constant(data.sums),
+            tf.constant(regulariser, self._dtype),
+        )
 
     def _factorise(self, data: ReplicatedData, index: np.ndarray) -> tuple[dtc.DTCPosterior, float]:
         return dtc.build_posterior(

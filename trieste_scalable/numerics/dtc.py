@@ -113,6 +113,25 @@ def build_posterior(
     return posterior, used_jitter
 
 
+def with_regulariser(
+    ops: CompiledDTC,
+    posterior: DTCPosterior,
+    unique_inputs: tf.Tensor,
+    counts: tf.Tensor,
+    sums: tf.Tensor,
+    regulariser: tf.Tensor,
+) -> DTCPosterior:
+    """The papers' estimator with :math:`\\lambda` = ``regulariser`` over the same dictionary
+    (eqs. 1-3: :math:`V = Z^T N Z + \\lambda I`, :math:`w` and the variances' scale), reusing
+    ``posterior``'s factor of :math:`K_S`; the data as in :func:`build_posterior`. With
+    ``regulariser`` equal to ``posterior.noise`` it is ``posterior`` again (eager)."""
+    p = posterior
+    factor = ops.factor_data(
+        unique_inputs, counts, sums, p.inducing, p.mask, p.chol_kss, regulariser, p.mean
+    )
+    return p._replace(chol_v=factor.chol_v, weights=factor.weights, noise=regulariser)
+
+
 def condition(
     kernel: Kernel,
     posterior: DTCPosterior,
