@@ -95,7 +95,8 @@ class HallucinatedBatchRule(
     :param fixed_batch_size: Every batch has ``max_batch_size`` points (fewer only where fewer
         candidates are left): the stopping rule is watched and logged but never ends a batch, as
         in GP-BUCB with a fixed batch size (Desautels et al. 2014) or a screening protocol with a
-        set batch schedule.
+        set batch schedule. The regulariser is then the noise (nothing is built for a rule that
+        ends no batch).
     :param regulariser: The papers' :math:`\\lambda`, separate from the observation noise: the
         posterior the batch is built with is their estimator (BBKB eqs. 1-3) with this
         :math:`\\lambda`, its variances :math:`\\tilde\\sigma^2 = \\sigma^2/\\lambda` drive the
@@ -197,7 +198,7 @@ class HallucinatedBatchRule(
         def state_func(state: Optional[BatchUCBState]) -> tuple[BatchUCBState, TensorType]:
             check_state(state, BatchUCBState, self)
             state = state or BatchUCBState()
-            regulariser = self.regulariser_for(model)
+            regulariser = None if self._fixed else self.regulariser_for(model)
             information = state.information
             if information is None:
                 information = model.information_gain(regulariser)
@@ -251,7 +252,9 @@ class HallucinatedBatchRule(
         posterior = model.batch_posterior()
         self._check_posterior(posterior)
         # the stopping rule's posterior: the papers' estimator with their lambda
-        statistics = posterior if regulariser is None else model.batch_posterior(regulariser)
+        statistics = posterior
+        if not (regulariser is None or regulariser == posterior.noise):
+            statistics = model.batch_posterior(regulariser)
         exact = posterior.exact
         num_pending = 0 if pending is None else len(pending)
         if pending is not None and num_pending:  # they lead the candidates, never selected
