@@ -97,14 +97,16 @@ class HallucinatedBatchRule(
         in GP-BUCB with a fixed batch size (Desautels et al. 2014) or a screening protocol with a
         set batch schedule. The regulariser is then the noise (nothing is built for a rule that
         ends no batch).
-    :param regulariser: The papers' :math:`\\lambda`, separate from the observation noise: the
-        posterior the batch is built with is their estimator (BBKB eqs. 1-3) with this
-        :math:`\\lambda`, its variances :math:`\\tilde\\sigma^2 = \\sigma^2/\\lambda` drive the
-        stopping rule and the width. ``"kernel_variance"`` (default) is :math:`\\max(\\xi^2,
+    :param regulariser: The papers' :math:`\\lambda`, separate from the observation noise
+        :math:`\\xi^2`: the stopping rule's statistics and the width are those of their
+        estimator (BBKB eqs. 1-3) with this :math:`\\lambda`, hallucinating the batch too; the
+        width is applied to the Bayesian standard deviation, and the points are picked by the
+        model's posterior at its noise (so :math:`\\lambda` decides how many points a batch
+        has, never which come first). ``"kernel_variance"`` (default) is :math:`\\max(\\xi^2,
         \\kappa^2)`: the theorems' :math:`\\lambda \\ge \\kappa^2`, so that the ratio
         statistics stay of order one and batches grow when the noise is tiny or fitted to near
         zero (with :math:`\\lambda = \\xi^2 \\ll \\kappa^2` every batch has one point).
-        ``"noise"`` is the Bayesian posterior (:math:`\\lambda = \\xi^2`).
+        ``"noise"`` is the papers' algorithm with :math:`\\lambda = \\xi^2`.
     :param max_refine_iterations: On a ``Box``, L-BFGS-B iterations refining each pick from its
         pool point (:mod:`.ucb_refinement`); 0 keeps the pool's points.
     """

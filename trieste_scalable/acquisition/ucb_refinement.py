@@ -3,9 +3,9 @@ the random pool is improved by L-BFGS-B on its lower confidence bound under the 
 posterior, :math:`\\tilde\\mu(x) - \\tilde\\alpha\\tilde\\sigma_t(x)` (Trieste minimises), as
 Trieste's continuous optimiser refines its acquisition functions' best samples.
 
-The batch logic is unchanged: the stopping rule and the width's information term count the pool
-point the refinement started from (a point of the pool's spacing away); the refined point is
-what is hallucinated and returned. It keeps its start where it is not better.
+The batch logic is unchanged: the lazy argmin and the batch-start statistics of the stopping rule
+count the pool point the refinement started from (a point of the pool's spacing away); the
+refined point is what is hallucinated and returned. It keeps its start where it is not better.
 """
 
 from __future__ import annotations
