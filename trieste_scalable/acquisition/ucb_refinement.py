@@ -40,13 +40,15 @@ def refine_pick(
     if max_iterations == 0:
         return start
     dtype = start.dtype
+    values: list[float] = []  # L-BFGS-B's first evaluation is at the start
 
     def objective(flat: np.ndarray) -> tuple[float, np.ndarray]:
         x = tf.constant(flat[None], dtype=dtype)
         with tf.GradientTape() as tape:
             tape.watch(x)
             value = lower_bound(posterior, x, alpha)[0]
-        return float(value), tape.gradient(value, x).numpy()[0].astype(np.float64)
+        values.append(float(value))
+        return values[-1], tape.gradient(value, x).numpy()[0].astype(np.float64)
 
     begin = start.numpy()[0].astype(np.float64)
     result = scipy.optimize.minimize(
@@ -57,6 +59,6 @@ def refine_pick(
         bounds=list(zip(space.lower.numpy(), space.upper.numpy())),
         options={"maxiter": max_iterations},
     )
-    if not (np.all(np.isfinite(result.x)) and result.fun < objective(begin)[0]):
+    if not (np.all(np.isfinite(result.x)) and result.fun < values[0]):
         return start
     return tf.constant(result.x[None], dtype=dtype)
