@@ -202,7 +202,10 @@ def run_problem(name, args):  # type: ignore[no-untyped-def]
     if name == "rkhs":
         problem, runs = rkhs_problem(num_points=3000, dim=3, noise_std=0.1, seed=0), rkhs_runs
     else:
-        problem, runs = screening_problem("moses-20k", "celecoxib-mpo"), screening_runs
+        problem, runs = (
+            screening_problem("moses-20k", "celecoxib-mpo", "bits", 2, 1024),
+            screening_runs,
+        )
     space, data = problem.search_space, problem.initial_data(20, 0)
     objective = WithLatency(Lookup(problem.values, problem.noise_std), args.latency, 1.0, 1)
 

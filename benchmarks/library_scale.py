@@ -67,7 +67,8 @@ start = time.perf_counter()
 screening_problem(sys.argv[1], None, progress=True)  # fingerprints only
 seconds = time.perf_counter() - start
 start = time.perf_counter()
-problem = screening_problem(sys.argv[1], "celecoxib-mpo", progress=True)  # + the score table
+# + the score table; Morgan bits 1,024, as when measured
+problem = screening_problem(sys.argv[1], "celecoxib-mpo", "bits", 2, 1024, progress=True)
 scoring = time.perf_counter() - start
 cache = Path(sys.argv[2])
 store = sum(p.stat().st_size for p in cache.glob("*.npy"))
@@ -97,7 +98,7 @@ library, algorithm = sys.argv[1], sys.argv[2]
 batches, batch_size = int(sys.argv[3]), int(sys.argv[4])
 rss = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 start = time.perf_counter()
-problem = screening_problem(library, "celecoxib-mpo")
+problem = screening_problem(library, "celecoxib-mpo", "bits", 2, 1024)
 space = problem.search_space
 build_seconds, build_rss = time.perf_counter() - start, rss()
 initial = problem.initial_data(batch_size, 0)

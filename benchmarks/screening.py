@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--inducing", type=int, help="ts: inducing points (default: build's)")
     args = parser.parse_args()
     start = time.perf_counter()
-    problem = screening_problem(args.library, "celecoxib-mpo")
+    problem = screening_problem(args.library, "celecoxib-mpo", "bits", 2, 1024)
     print(
         f"library {args.library}: {len(problem.points)} unique fingerprints, featurised and "
         f"scored in {time.perf_counter() - start:.0f} s (cached afterwards)"

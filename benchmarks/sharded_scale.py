@@ -132,7 +132,7 @@ def histograms(out: Path) -> None:
     from trieste_scalable.problems.screening import screening_problem
     from trieste_scalable.problems.synthetic_library import perturbed_rows
 
-    real = np.asarray(screening_problem("moses-100k", None).points.bits)
+    real = np.asarray(screening_problem("moses-100k", None, "bits", 2, 1024).points.bits)
     frequency = np.unpackbits(real, axis=1, count=1024).mean(axis=0)
     rng = np.random.default_rng(0)
     rows = rng.choice(10**7, size=len(real), replace=False).astype(np.int64)
@@ -250,7 +250,7 @@ def synthetic_store(size: int, oracle_values: bool) -> Path:
             return path
         except StoreError:  # not built, or not finished: build_store resumes it
             pass
-    base = np.asarray(screening_problem("moses-100k", None).points.bits)
+    base = np.asarray(screening_problem("moses-100k", None, "bits", 2, 1024).points.bits)
     names = OUT / f"synthetic_{size}.txt"
     with open(names, "w") as handle:
         for start in range(0, size, 10**6):
@@ -296,7 +296,7 @@ def memory_library(size: int, distinct: int, base_bits: str | None) -> Path:
     else:
         from trieste_scalable.problems.screening import screening_problem
 
-        base = np.asarray(screening_problem("moses-100k", None).points.bits)
+        base = np.asarray(screening_problem("moses-100k", None, "bits", 2, 1024).points.bits)
     start = time.perf_counter()
     frequency = np.unpackbits(base, axis=1, count=1024).mean(axis=0)
     blocks = np.array_split(np.arange(min(size, distinct), dtype=np.int64), 256)

@@ -17,7 +17,14 @@ import pytest
 from trieste_scalable.numerics.bits import shareable
 from trieste_scalable.numerics.rows import index_keys, row_hashes
 from trieste_scalable.problems.featurise import fingerprint_chunk
-from trieste_scalable.problems.molecules import fingerprints, load_smiles, parse
+from trieste_scalable.problems.molecules import (
+    DEFAULT_FINGERPRINT,
+    DEFAULT_RADIUS,
+    DEFAULT_WIDTH,
+    fingerprints,
+    load_smiles,
+    parse,
+)
 from trieste_scalable.problems.screening import screening_problem
 from trieste_scalable.problems.store import (
     MANIFEST,
@@ -42,13 +49,16 @@ def library() -> list[str]:
 
 
 def _expected(smiles: list[str]) -> tuple[list[str], np.ndarray, list[int]]:
-    """First occurrences of each fingerprint, by RDKit and a dict (independent of the store)."""
+    """First occurrences of each fingerprint (the default, ``screen``'s), by RDKit and a dict
+    (independent of the store)."""
     invalid = [i for i, s in enumerate(smiles) if not _parses(s)]
     kept, rows, seen = [], [], set()
     for i, s in enumerate(smiles):
         if i in invalid:
             continue
-        row = np.packbits(fingerprints(parse([s])[0], "bits", 2, 1024), axis=1)[0]
+        row = np.packbits(
+            fingerprints(parse([s])[0], DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH), axis=1
+        )[0]
         if row.tobytes() not in seen:
             seen.add(row.tobytes())
             kept.append(s)
@@ -196,7 +206,7 @@ def test_screening_a_store_equals_screening_its_file(tmp_path: Path, library: li
     np.testing.assert_array_equal(np.asarray(from_store.points), np.asarray(from_file.points))
     np.testing.assert_array_equal(from_store.values, from_file.values)
     assert list(from_store.labels) == list(from_file.labels)
-    with pytest.raises(ValueError, match="pass --fingerprint bits"):
+    with pytest.raises(ValueError, match=f"pass --fingerprint {DEFAULT_FINGERPRINT}"):
         screening_problem(str(tmp_path / "store"), fingerprint="counts")
     unknown = screening_problem(str(tmp_path / "store"), objective=None)
     assert unknown.values.shape == from_store.values.shape and np.all(np.isnan(unknown.values))
@@ -259,3 +269,29 @@ def test_featurise_refuses_bad_settings_and_missing_files(
     assert "does not exist" in capsys.readouterr().err
     assert main(["featurise", str(tmp_path / "x.smi"), "--out", out, "--shard-size", "0"]) == 2
     assert "--shard-size must be positive" in capsys.readouterr().err
+
+
+def test_featurise_defaults_build_the_fingerprint_screens_defaults_use_in_process(
+    tmp_path: Path, library: list[str]
+) -> None:
+    from trieste_scalable.campaigns.campaign_defaults import resolved
+    from trieste_scalable.campaigns.screen_specification import ScreenSpec
+    from trieste_scalable.cli import main
+
+    source = _write(tmp_path / "library.smi", [s for s in library if _parses(s)])
+    out = tmp_path / "store"
+    assert main(["featurise", str(source), "--out", str(out), "--quiet"]) == 0
+    stored = LibraryStore(out).fingerprint
+    in_process = resolved(ScreenSpec(library=str(source), logdir=str(tmp_path / "a")))
+    on_store = resolved(ScreenSpec(library=str(out), logdir=str(tmp_path / "b")))
+    for spec in (in_process, on_store):
+        assert (spec.fingerprint, spec.radius, spec.fingerprint_width) == (
+            stored["kind"],
+            stored["radius"],
+            stored["size"],
+        )
+    assert stored["kind"] == "atom-pair-counts" and stored["size"] == 2048
+    np.testing.assert_array_equal(
+        np.asarray(screening_problem(str(out)).points),
+        np.asarray(screening_problem(str(source)).points),
+    )

@@ -31,7 +31,7 @@ def store(tmp_path: Path) -> LibraryStore:
     """120 molecules in 4 shards."""
     library = tmp_path / "library.smi"
     library.write_text("\n".join(load_smiles("moses-20k")[:120]) + "\n")
-    return build_store([library], tmp_path / "store", shard_size=30)
+    return build_store([library], tmp_path / "store", "bits", 2, 1024, shard_size=30)
 
 
 def _copy(store: LibraryStore, edit: Callable[[dict[str, Any], Path], None]) -> Path:

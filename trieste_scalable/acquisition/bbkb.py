@@ -115,7 +115,12 @@ class BKB(BBKB):
 
 class GPBUCB(HallucinatedBatchRule):
     """GP-BUCB / GP-AUCB (Desautels et al., 2014): exact GP, batches grown by hallucination until
-    :math:`\\prod_s (1 + \\sigma^2_{s-1}(x_s)) > C`. Needs a model with ``ExactDictionary()``.
+    :math:`\\prod_s (1 + \\sigma^2_{s-1}(x_s)) > C`. Needs an exact GP (a model with
+    ``ExactDictionary()``), except with ``fixed_batch_size``: every batch then has
+    ``max_batch_size`` points and the stopping rule, whose guarantee is the exact GP's, is only
+    logged, so the batches may be grown over a Nyström posterior (a
+    :class:`~trieste_scalable.models.PivotedCholeskyDictionary`; its in-batch variances are the
+    DTC ones, BBKB's).
 
     :param ratio_threshold: :math:`C \\ge 1` (default 2).
     :param allow_repeats: Whether a batch may select a candidate again (see :class:`BBKB`).
@@ -145,7 +150,8 @@ class GPBUCB(HallucinatedBatchRule):
         )  # fmt: skip
 
     def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:
-        if not posterior.exact:
+        if not (posterior.exact or self._fixed):
             raise ValueError(
-                "GPBUCB needs an exact GP: build NystromGPR with dictionary=ExactDictionary()"
+                "GPBUCB's stopping rule needs an exact GP: build NystromGPR with "
+                "dictionary=ExactDictionary(), or fix the batches (fixed_batch_size=True)"
             )

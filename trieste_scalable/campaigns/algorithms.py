@@ -30,7 +30,14 @@ from ..acquisition import (
 from ..acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
 from ..acquisition.pending import Points, failed_points, outstanding, proposed, rows_seen
 from ..acquisition.rule_state import check_state, saved_state
-from ..models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
+from ..models import (
+    AdaptiveSVGP,
+    ExactDictionary,
+    NystromGPR,
+    PivotedCholeskyDictionary,
+    ReplicatedGPR,
+    RidgeLeverageSampler,
+)
 from ..models.builders import RECOMMENDED_VARIANCE_OPTIMISM
 from ..numerics.bits import take_rows
 from ..problems.molecules import CACHE_LIBRARY, cached, for_library
@@ -139,6 +146,7 @@ def build(
     exploration_rate: Optional[float] = None,
     variance_optimism: Optional[float] = None,
     fixed_batches: bool = False,
+    dictionary_size: Optional[int] = None,
 ) -> tuple[Any, AcquisitionRule]:
     """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
 
@@ -170,6 +178,10 @@ def build(
     :param fixed_batches: The adaptive rules (``bbkb``, ``bbkb-local``, ``gp-bucb``) propose
         ``max_batch_size`` points every batch, their stopping rule only logged; the fixed-batch
         rules (``ts``, ``random``) always do; ``bkb`` has batches of one.
+    :param dictionary_size: ``gp-bucb``'s GP holds at most this many evaluated points: exact
+        while there are no more, then a Nyström GP over a dictionary of this size drawn by
+        pivoted Cholesky (:class:`~trieste_scalable.models.PivotedCholeskyDictionary`); default
+        none (always exact).
     :raise ValueError: On an unknown algorithm, or ``fixed_batches`` for the MINI rules (their
         epochs are their batches).
     """
@@ -239,7 +251,10 @@ def build(
     )
     dictionary: Any = RidgeLeverageSampler(2.0, seed=seed)
     if algorithm == "gp-bucb":
-        dictionary, rule = ExactDictionary(), GPBUCB(**batches)
+        rule = GPBUCB(**batches)
+        dictionary = ExactDictionary()
+        if dictionary_size is not None:
+            dictionary = PivotedCholeskyDictionary(dictionary_size, seed=seed)
     elif algorithm == "bkb":
         rule = BKB(**ucb)
     else:

@@ -9,14 +9,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import UsageError
+from ..problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH
 from .run_record import read_record
-from .screen_specification import (
-    DEFAULT_FINGERPRINT,
-    DEFAULT_WIDTH,
-    LibrarySpec,
-    ProposeSpec,
-    ScreenSpec,
-)
+from .screen_specification import LibrarySpec, ProposeSpec, ScreenSpec
 from .specification import CampaignSpec, Spec
 
 
@@ -34,8 +29,8 @@ def resolved(spec: Spec) -> Spec:
       the workers, so the proposals in hand ran out and 13 % of the workers' time was spent
       waiting; with 64, 0.1 % after the first acquisition);
     - ``screen``'s ``fingerprint``, ``radius``, ``fingerprint_width``: a resumed campaign's own,
-      a library store's, else :data:`~.screen_specification.DEFAULT_FINGERPRINT`, radius 2,
-      :data:`~.screen_specification.DEFAULT_WIDTH` bits.
+      a library store's, else
+      :data:`~trieste_scalable.problems.molecules.DEFAULT_FINGERPRINT` (``featurise``'s too).
 
     :raise UsageError: If ``--resume`` names a campaign of another command, or a library store's
         manifest cannot be read; or on a combination the filled-in values make bad.
@@ -87,7 +82,7 @@ def _default_rule(spec: CampaignSpec) -> str:
 
 def _fingerprint(spec: LibrarySpec, saved: Optional[CampaignSpec]) -> dict[str, Any]:
     """A library campaign's fingerprint settings, given or resolved (:func:`resolved`)."""
-    defaults: dict[str, Any] = dict(fingerprint=DEFAULT_FINGERPRINT, radius=2)
+    defaults: dict[str, Any] = dict(fingerprint=DEFAULT_FINGERPRINT, radius=DEFAULT_RADIUS)
     defaults["fingerprint_width"] = DEFAULT_WIDTH
     if isinstance(saved, LibrarySpec):
         defaults = {name: getattr(saved, name) for name in defaults}

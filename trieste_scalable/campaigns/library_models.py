@@ -44,6 +44,7 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
             ratio_threshold=spec.ratio_threshold,
             remote_scoring=remote,
             fixed_batches=spec.batch_policy == "fixed",
+            dictionary_size=spec.dictionary_size,
         )
 
     return models

@@ -40,6 +40,7 @@ from .batch_file import write_batch
 from .campaign_defaults import resolved
 from .campaign_directory import check_same_campaign
 from .logdir import CampaignLock, write_atomically
+from .memory_estimate import check_memory
 from .prospective_files import ProspectiveRecords, batch_path, rule_state_path
 from .prospective_report import report_prospective
 from .prospective_tell import Filled, Told, apply_tell, checked_tell, filled_rows
@@ -89,6 +90,7 @@ class ProspectiveCampaign:
             raise UsageError(f"--logdir {logdir} is a file, not a directory")
         problem = _problem(spec)
         spec.check_counts(len(problem.points))
+        check_memory(spec, len(problem.points))
         campaign = cls(spec, problem)
         logdir.mkdir(parents=True, exist_ok=True)
         saved = logdir / "run.json"

@@ -33,6 +33,7 @@ from ..problems.screening import ScreeningProblem
 from ..problems.top_k import TopKFound, top_k_found
 from .campaign_defaults import resolved
 from .engine import CampaignResult
+from .memory_estimate import check_memory
 from .screen_specification import ScreenSpec
 
 
@@ -117,13 +118,16 @@ def _run_screen(spec: ScreenSpec) -> ScreenResult:
     except ValueError as error:  # the library or its settings: a usage error
         raise UsageError(str(error)) from error
     spec.check_counts(len(problem.points))
+    memory = check_memory(spec, len(problem.points))
     if is_table_objective(spec.objective):
         oracle = _oracle(spec, problem)
     print(
         f"{spec.algorithm} screening {len(problem.points)} unique fingerprints "
         f"({problem.num_molecules} molecules) for {spec.objective}; budget {spec.budget}, "
-        f"logs in {spec.logdir}"
+        f"logs in {spec.logdir}; about {memory.total / 1e9:.1f} GB of memory at the last batch"
     )
+    if spec.dictionary_note():
+        print(f"{spec.algorithm}: {spec.dictionary_note()}")
     models = library_models(spec, spec.noise, _scoring_actors(spec))
     result = run_session(problem, spec, models, oracle)
     logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()

@@ -11,13 +11,22 @@ from dataclasses import dataclass
 from typing import ClassVar, Optional, cast
 
 from ..errors import UsageError
-from ..problems.molecules import BUILTIN_LIBRARIES, FINGERPRINTS, MOSES_FULL, OBJECTIVES
+from ..problems.molecules import (
+    BUILTIN_LIBRARIES,
+    DEFAULT_FINGERPRINT,
+    DEFAULT_WIDTH,
+    FINGERPRINTS,
+    MOSES_FULL,
+    OBJECTIVES,
+)
 from ..problems.score_table import renamed
 from .setting_fields import setting
 from .specification import CampaignSpec, flag, too_many
 
-DEFAULT_FINGERPRINT, DEFAULT_WIDTH = "atom-pair-counts", 2048
-"""``screen``'s fingerprint (``benchmarks/molpal_enamine.py``; ``docs/screening.md`` says why)."""
+DEFAULT_DICTIONARY = 1000
+"""``gp-bucb``'s dictionary in a library campaign (``--inducing``): an exact GP while the
+molecules evaluated are no more, a Nyström GP over this many of them after
+(``benchmarks/molpal_enamine.py``, ``benchmarks/library_scale_rules.py``; ``docs/screening.md``)."""
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
 
 
@@ -69,6 +78,27 @@ class LibrarySpec(CampaignSpec):
         if None in settings:
             raise ValueError("fingerprint is not resolved: pass the specification to resolved()")
         return cast(tuple[str, int, int], settings)
+
+    @property
+    def dictionary_size(self) -> Optional[int]:
+        """``gp-bucb``'s dictionary (``--inducing``, default :data:`DEFAULT_DICTIONARY`);
+        ``None`` for the other rules."""
+        if self.algorithm != "gp-bucb":
+            return None
+        return self.inducing or DEFAULT_DICTIONARY
+
+    def dictionary_note(self) -> str:
+        """What the campaign's log says of ``gp-bucb``'s GP: exact throughout, or when it turns
+        to a Nyström dictionary (empty for the other rules)."""
+        size = self.dictionary_size
+        if size is None:
+            return ""
+        if self.initial + self.budget <= size:
+            return f"an exact GP throughout ({self.initial + self.budget} evaluations <= {size})"
+        return (
+            f"an exact GP up to {size} evaluations, then a Nystrom GP over {size} of them "
+            "(pivoted Cholesky; --inducing sets the size)"
+        )
 
     def check_counts(self, num_candidates: int) -> None:
         if self.initial + self.budget > num_candidates:

@@ -92,7 +92,10 @@ class CampaignSpec:
         "share Laplace standard deviations (default 2; 0 for none; see docs/fitting.md)",
     )
     inducing: Optional[int] = setting(
-        None, "ts: the SVGP's inducing points (default 1000 in screen, 500 in optimize)"
+        None,
+        "ts: the SVGP's inducing points (default 1000 in screen, 500 in optimize); gp-bucb in "
+        "screen and propose: its GP's dictionary (default 1000: exact while the molecules "
+        "evaluated are no more, a Nystrom GP over that many after)",
     )
     ratio_threshold: Optional[float] = setting(
         None,

@@ -14,7 +14,7 @@ from .. import __version__
 from ..campaigns.run_record import SPECIFICATIONS, read_record
 from ..campaigns.setting_fields import base_type, flags_of
 from ..campaigns.specification import CampaignSpec
-from ..problems.molecules import FINGERPRINTS
+from ..problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH, FINGERPRINTS
 
 HELP = {
     "screen": "screen a molecular library",
@@ -116,9 +116,21 @@ def _tell(tell: argparse.ArgumentParser) -> None:
 def _featurise(store: argparse.ArgumentParser) -> None:
     store.add_argument("library", nargs="+", help=".smi or .csv files (optionally .gz)")
     store.add_argument("--out", required=True, help="the store's directory")
-    store.add_argument("--fingerprint", default="bits", choices=list(FINGERPRINTS))
-    store.add_argument("--radius", type=int, default=2, help="Morgan fingerprints' radius")
-    store.add_argument("--fingerprint-width", type=int, default=1024, help="fingerprint bits")
+    store.add_argument(
+        "--fingerprint",
+        default=DEFAULT_FINGERPRINT,
+        choices=list(FINGERPRINTS),
+        help=f"default {DEFAULT_FINGERPRINT}, screen's default (the store screen's defaults want)",
+    )
+    store.add_argument(
+        "--radius", type=int, default=DEFAULT_RADIUS, help="Morgan fingerprints' radius"
+    )
+    store.add_argument(
+        "--fingerprint-width",
+        type=int,
+        default=DEFAULT_WIDTH,
+        help=f"fingerprint bits (default {DEFAULT_WIDTH}; counts take 3 bits a feature)",
+    )
     store.add_argument("--shard-size", type=int, default=1_000_000, help="molecules per shard")
     store.add_argument(
         "--ray-address",

@@ -2,7 +2,12 @@
 the exact replicated-input GP of MINI-META, and the adaptive SVGP of S-GP-TS."""
 
 from .builders import build_adaptive_svgp, build_nystrom_gpr, build_replicated_gpr
-from .dictionary import DictionaryPolicy, ExactDictionary, RidgeLeverageSampler
+from .dictionary import (
+    DictionaryPolicy,
+    ExactDictionary,
+    PivotedCholeskyDictionary,
+    RidgeLeverageSampler,
+)
 from .fitting import FitSchedule
 from .in_batch import InBatchPosterior
 from .inducing import (
@@ -29,6 +34,7 @@ __all__ = [
     "RandomSubsampleSelector",
     "DictionaryPolicy",
     "ExactDictionary",
+    "PivotedCholeskyDictionary",
     "InBatchPosterior",
     "NystromGPR",
     "ReplicatedGPR",

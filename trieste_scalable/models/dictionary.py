@@ -11,6 +11,9 @@ from abc import ABC, abstractmethod
 from typing import Literal, Optional
 
 import numpy as np
+import tensorflow as tf
+
+from ..numerics.dtc import CompiledDTC
 
 
 class DictionaryPolicy(ABC):
@@ -40,6 +43,26 @@ class DictionaryPolicy(ABC):
     @abstractmethod
     def _select(self, counts: np.ndarray, batch_start_variances: np.ndarray) -> np.ndarray:
         """Template method: the selection itself, for a non-empty input."""
+
+    def choose(
+        self,
+        inputs: np.ndarray,
+        counts: np.ndarray,
+        batch_start_variances: np.ndarray,
+        ops: CompiledDTC,
+    ) -> np.ndarray:
+        """What the model calls: :meth:`select`, for policies that need only the counts and
+        variances; a policy that reads the inputs themselves (their kernel) overrides it.
+
+        :param inputs: The unique evaluated inputs [n, D].
+        :param ops: The model's compiled numerics (its kernel's).
+        """
+        return self.select(counts, batch_start_variances)
+
+    def is_exact(self, num_selected: int, num_inputs: int) -> bool:
+        """Whether a dictionary of ``num_selected`` of ``num_inputs`` inputs makes the posterior
+        exact, so in-batch points join it (:attr:`exact` for the policies that decide it once)."""
+        return self.exact
 
 
 class ExactDictionary(DictionaryPolicy):
@@ -112,3 +135,58 @@ class RidgeLeverageSampler(DictionaryPolicy):
 
     def __repr__(self) -> str:
         return f"RidgeLeverageSampler(oversampling={self.oversampling}, repeats={self.repeats!r})"
+
+
+class PivotedCholeskyDictionary(DictionaryPolicy):
+    """At most ``size`` inputs: every input while there are no more (the posterior is then
+    exact, and so are its in-batch updates: GP-BUCB's), else ``size`` drawn by block randomly
+    pivoted Cholesky (:mod:`~trieste_scalable.numerics.pivoted_cholesky`), each block with
+    probabilities proportional to the prior variance the pivots drawn before leave unexplained.
+
+    So the posterior over n evaluations costs what an exact GP over ``size`` points does, and the
+    rules that read it (GP-BUCB's hallucinated batches) cost in proportion to ``size`` a
+    candidate, whatever n; the data all enter through the DTC projection (eqs. 1-2). The draws
+    are seeded by ``seed`` and n, so a rerun, or a resumed campaign, draws the same dictionaries.
+
+    :param size: m, the dictionary's size.
+    :param block: Pivots a block.
+    :param seed: Seed of the draws.
+    """
+
+    def __init__(self, size: int, block: int = 100, seed: int = 0):
+        if not (isinstance(size, int) and size >= 1):
+            raise ValueError(f"the dictionary size must be a positive integer, got {size!r}")
+        if not (isinstance(block, int) and block >= 1):
+            raise ValueError(f"the block must be a positive integer, got {block!r}")
+        self.size, self.block, self.seed = size, block, seed
+
+    def choose(
+        self,
+        inputs: np.ndarray,
+        counts: np.ndarray,
+        batch_start_variances: np.ndarray,
+        ops: CompiledDTC,
+    ) -> np.ndarray:
+        if inputs.shape[0] != counts.shape[0]:
+            raise ValueError(f"{inputs.shape[0]} inputs but {counts.shape[0]} counts")
+        if counts.size <= self.size:
+            return np.arange(counts.size)
+        points = tf.constant(inputs)
+        residual = ops.kernel(points, full_cov=False)
+        rows = tf.zeros([self.size, counts.size], dtype=points.dtype)
+        picked = []
+        for start in range(0, self.size, self.block):
+            count = min(self.block, self.size - start)
+            seed = tf.constant([self.seed, counts.size * self.size + start], tf.int32)
+            rows, residual, chosen = ops.pivot_block(points, rows, residual, start, count, seed)
+            picked.append(chosen.numpy())
+        return np.sort(np.concatenate(picked))
+
+    def _select(self, counts: np.ndarray, batch_start_variances: np.ndarray) -> np.ndarray:
+        raise TypeError("PivotedCholeskyDictionary chooses from the inputs: call choose")
+
+    def is_exact(self, num_selected: int, num_inputs: int) -> bool:
+        return num_selected == num_inputs
+
+    def __repr__(self) -> str:
+        return f"PivotedCholeskyDictionary(size={self.size}, block={self.block})"

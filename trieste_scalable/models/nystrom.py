@@ -99,6 +99,12 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         )
         return float(post.capacity - post.noise * tf.reduce_sum(inv_chol**2))
 
+    @property
+    def _exact(self) -> bool:
+        """Whether the dictionary holds every evaluated input (the posterior is exact)."""
+        size, index = self._require_data().counts.size, self._dictionary_index
+        return self._policy.is_exact(index.size, size)
+
     def _inducing_variables(self) -> InducingVariables:
         """The DTC posterior (eqs. 1-2) as a whitened SVGP posterior, as Trieste's
         ``SparseVariational`` states it: the dictionary [m, D], :math:`w` [m, 1] (net of the
@@ -123,7 +129,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
             batch_start = (self._kernel(x, full_cov=False) / self._noise).numpy()
         else:
             batch_start = self._marginals(self._posterior, x)[1].numpy()
-        index = np.sort(self._policy.select(data.counts, batch_start))
+        index = np.sort(self._policy.choose(data.inputs, data.counts, batch_start, self.compiled))
         posterior, used = self._factorise(data, index)
         self._data, self._dictionary_index = data, index
         self._posterior, self._used_jitter = posterior, used
@@ -164,7 +170,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
             the current dictionary); default the noise variance (the Bayesian posterior).
         """
         return InBatchPosterior(
-            self.compiled, self._regularised(regulariser), self._policy.exact, self._chunk_size
+            self.compiled, self._regularised(regulariser), self._exact, self._chunk_size
         )
 
     def information_gain(self, regulariser: Optional[float] = None) -> float:
@@ -260,9 +266,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         """``predict`` (mean, second moment; centred) under the posterior conditioned on each
         leading index of ``additional`` (graph-safe: Trieste calls this inside ``map_fn``)."""
         post = self._require_posterior()
-        condition = (
-            self.compiled.condition_extending if self._policy.exact else self.compiled.condition
-        )
+        condition = self.compiled.condition_extending if self._exact else self.compiled.condition
         x = self._check_points(additional.query_points)
         y = tf.convert_to_tensor(additional.observations, dtype=self._dtype)
         tf.debugging.assert_all_finite(y, "additional observations must be finite")

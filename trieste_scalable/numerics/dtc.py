@@ -34,6 +34,7 @@ from .hallucination import (
     row_features,
 )
 from .linalg import cholesky_rank_one_update, jittered_cholesky, pad_rows, solve_lower
+from .pivoted_cholesky import pivot_block
 
 
 @check_shapes("x: [N, D]", "return[0]: [N]", "return[1]: [N]")
@@ -262,3 +263,5 @@ class CompiledDTC(CompiledEvidence):
         self.hallucinated_variance_exact = compile_(
             partial(hallucinated_variance, exact=True), posterior, points, matrix, features
         )
+        count, seed = tf.TensorSpec([], tf.int32), tf.TensorSpec([2], tf.int32)
+        self.pivot_block = compile_(pivot_block, matrix, matrix, vector, count, count, seed)

@@ -42,6 +42,10 @@ README and LICENSE)."""
 MOSES_FULL = "moses-full"
 MOSES_FILES = ("train.csv.gz", "test.csv.gz", "test_scaffolds.csv.gz")
 COUNT_CAP = 3
+DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH = "atom-pair-counts", 2, 2048
+"""The one default fingerprint of ``screen``, ``propose`` and ``featurise`` (so a store built
+with defaults is the store a campaign's defaults want): atom-pair counts over 2,048 bits
+(``benchmarks/molpal_enamine.py``; ``docs/screening.md`` says why); the radius is Morgan's."""
 CELECOXIB = "Cc1ccc(cc1)-c1cc(nn1-c1ccc(cc1)S(N)(=O)=O)C(F)(F)F"
 
 

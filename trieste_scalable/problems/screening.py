@@ -22,7 +22,16 @@ from ..numerics.rows import first_occurrences
 from ..packed_space import PackedSearchSpace
 from .featurise import fingerprint_library, score_library
 from .labels import Labels
-from .molecules import OBJECTIVES, cached, check_fingerprint, fingerprint_width, load_smiles
+from .molecules import (
+    DEFAULT_FINGERPRINT,
+    DEFAULT_RADIUS,
+    DEFAULT_WIDTH,
+    OBJECTIVES,
+    cached,
+    check_fingerprint,
+    fingerprint_width,
+    load_smiles,
+)
 from .score_table import is_score_table, table_scores
 from .store import LibraryStore, is_store
 from .synthetic import DiscreteProblem, values_bytes
@@ -139,9 +148,9 @@ class ScreeningProblem(DiscreteProblem):
 def screening_problem(
     library: str = "moses-20k",
     objective: Optional[str] = "celecoxib-mpo",
-    fingerprint: str = "bits",
-    radius: int = 2,
-    size: int = 1024,
+    fingerprint: str = DEFAULT_FINGERPRINT,
+    radius: int = DEFAULT_RADIUS,
+    size: int = DEFAULT_WIDTH,
     noise_std: float = 0.0,
     skip_invalid: bool = False,
     progress: bool = False,

@@ -20,7 +20,13 @@ import numpy as np
 from ..files import replace_atomically
 from ..numerics.rows import first_occurrences, row_hashes
 from .featurise import CHUNK_SIZE, fingerprint_chunk
-from .molecules import fingerprint_width, read_smiles
+from .molecules import (
+    DEFAULT_FINGERPRINT,
+    DEFAULT_RADIUS,
+    DEFAULT_WIDTH,
+    fingerprint_width,
+    read_smiles,
+)
 from .store import (
     FORMAT_VERSION,
     MANIFEST,
@@ -54,15 +60,16 @@ def shards_in_flight(cpus: int, chunks_per_shard: int) -> int:
 def build_store(
     sources: Sequence[Path | str],
     out: Path | str,
-    kind: str = "bits",
-    radius: int = 2,
-    size: int = 1024,
+    kind: str = DEFAULT_FINGERPRINT,
+    radius: int = DEFAULT_RADIUS,
+    size: int = DEFAULT_WIDTH,
     shard_size: int = SHARD_SIZE,
     chunk_map: Optional[ChunkMap] = None,
     progress: Callable[[str], None] = lambda message: None,
 ) -> LibraryStore:
     """Build (or finish) the store ``out`` from SMILES files (.smi or .csv, optionally gzipped),
-    read in order and never held whole.
+    read in order and never held whole; by default with the campaigns' fingerprint
+    (:data:`~.molecules.DEFAULT_FINGERPRINT`), so ``screen``'s defaults find the store they want.
 
     :param shard_size: Input molecules per shard.
     :param chunk_map: Fingerprints chunks of SMILES: maps ``(chunks, settings)`` to each chunk's
