@@ -173,3 +173,37 @@ def test_kept_row_features_give_the_variances_computed_afresh(max_rows: int) -> 
     fresh.add(added)
     np.testing.assert_allclose(again, fresh.variance(tf.constant(probe)), rtol=1e-12)
     assert len(kept._features._kept) == min(max_rows, 29)  # 29 distinct rows asked about
+
+
+def test_a_batch_longer_than_the_dictionary_is_folded_into_it_and_equals_recomputation() -> None:
+    """Over a fixed dictionary of M points, hallucinated points are folded into the posterior
+    each time M have been added (so none costs more than O(M^2)); the in-batch variances, and
+    the batch-start mean, are those of the posterior recomputed with the points as data."""
+    model = sparse_model(3)
+    in_batch = model.batch_posterior()
+    capacity = model._require_posterior().capacity
+    pending = tf.constant(np.random.default_rng(4).uniform(size=(2 * capacity + 3, 2)))
+    x = tf.constant(np.random.default_rng(5).uniform(size=(40, 2)))
+    mean_before, start_variance = in_batch.marginals(x)
+    for i in range(0, len(pending), 2):
+        in_batch.add(pending[i : i + 2])
+    assert in_batch.num_hallucinated == 3  # 2 M folded (M even here), 3 left
+    data = model._require_data()
+    post = model._require_posterior()
+    recomputed, _ = dtc.build_posterior(
+        model.compiled,
+        model.dictionary,
+        post.capacity,
+        tf.constant(np.concatenate([data.inputs, pending.numpy()])),
+        tf.constant(np.concatenate([data.counts, np.ones(len(pending))])),
+        tf.constant(np.concatenate([data.sums, np.zeros(len(pending))])),
+        post.noise,
+        post.mean,
+        1e-10,
+    )
+    expected = dtc.marginals(model.get_kernel(), recomputed, x)[1]
+    np.testing.assert_allclose(in_batch.variance(x), expected, rtol=1e-8)
+    mean_after, variance_after = in_batch.marginals(x)
+    np.testing.assert_allclose(mean_after, mean_before, rtol=1e-12)  # no observation
+    np.testing.assert_allclose(variance_after, expected, rtol=1e-8)
+    np.testing.assert_allclose(in_batch.batch_start_marginals(x)[1], start_variance, rtol=1e-12)

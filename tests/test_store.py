@@ -271,7 +271,7 @@ def test_featurise_refuses_bad_settings_and_missing_files(
     assert "--shard-size must be positive" in capsys.readouterr().err
 
 
-def test_featurise_defaults_build_the_fingerprint_screens_defaults_use_in_process(
+def test_featurise_defaults_build_the_store_screens_defaults_want_with_the_same_rule(
     tmp_path: Path, library: list[str]
 ) -> None:
     from trieste_scalable.campaigns.campaign_defaults import resolved
@@ -291,6 +291,8 @@ def test_featurise_defaults_build_the_fingerprint_screens_defaults_use_in_proces
             stored["size"],
         )
     assert stored["kind"] == "atom-pair-counts" and stored["size"] == 2048
+    assert in_process.algorithm == on_store.algorithm == "gp-bucb"  # and one default rule
+    assert in_process.dictionary_size == on_store.dictionary_size == 1000
     np.testing.assert_array_equal(
         np.asarray(screening_problem(str(out)).points),
         np.asarray(screening_problem(str(source)).points),

@@ -43,11 +43,11 @@ class InBatchPosterior:
         self, ops: CompiledDTC, posterior: dtc.DTCPosterior, extend: bool, chunk_size: int
     ):
         self._ops = ops
-        self._posterior = posterior
+        self._posterior = self._batch_start = posterior
         self._hallucinated = HallucinatedPoints.none(posterior)  # the points selected so far
         self._extend = extend
         self._chunk_size = chunk_size
-        self._features = FeatureCache(lambda x: ops.row_features(posterior, x), posterior.capacity)
+        self._features = self._feature_cache()
 
     @property
     def noise(self) -> float:
@@ -67,7 +67,7 @@ class InBatchPosterior:
     def batch_start_marginals(self, candidates: SliceableRows) -> tuple[tf.Tensor, tf.Tensor]:
         """Batch-start mean and ridge-leverage variance of each candidate [N] (chunked)."""
         mean, var = chunked_map(
-            lambda chunk: self._ops.marginals(self._posterior, chunk),
+            lambda chunk: self._ops.marginals(self._batch_start, chunk),
             candidates,
             self._chunk_size,
         )
@@ -92,11 +92,26 @@ class InBatchPosterior:
 
     def add(self, points: tf.Tensor) -> None:
         """Hallucinate selected points [K, D] (one compiled call, O(K M (M + t)) for t points
-        selected before; no observation: the variances do not depend on it)."""
+        selected before; no observation: the variances do not depend on it). Over a fixed
+        dictionary, once t reaches M the points are folded into the posterior
+        (:func:`~trieste_scalable.numerics.hallucination.fold`) and t starts again."""
         hallucinate = self._ops.hallucinate_exact if self._extend else self._ops.hallucinate
         points = tf.convert_to_tensor(points)
         features = self._features(points)
         self._hallucinated = hallucinate(self._posterior, self._hallucinated, points, features)
+        if not self._extend and self.num_hallucinated >= self._posterior.capacity:
+            self._posterior = self._ops.fold(self._posterior, self._hallucinated)
+            self._hallucinated = HallucinatedPoints.none(self._posterior)
+            self._features = self._feature_cache()
+
+    @property
+    def num_hallucinated(self) -> int:
+        """t, the points hallucinated and not folded into the posterior yet."""
+        return int(self._hallucinated.points.shape[0])
+
+    def _feature_cache(self) -> FeatureCache:
+        ops, posterior = self._ops, self._posterior
+        return FeatureCache(lambda x: ops.row_features(posterior, x), posterior.capacity)
 
     def local_terms(
         self, batch: tf.Tensor, candidates: SliceableRows
@@ -104,7 +119,7 @@ class InBatchPosterior:
         """Sums over ``batch`` [B, D] of the squared full and projected batch-start covariances
         with each candidate [N] (the local stopping statistic of BBKB Lemma 3)."""
         full, projected = chunked_map(
-            lambda chunk: self._ops.local_terms(self._posterior, batch, chunk),
+            lambda chunk: self._ops.local_terms(self._batch_start, batch, chunk),
             candidates,
             self._chunk_size,
         )

@@ -29,6 +29,7 @@ from .evidence import CompiledEvidence
 from .hallucination import (
     HallucinatedPoints,
     RowFeatures,
+    fold,
     hallucinate,
     hallucinated_variance,
     row_features,
@@ -263,5 +264,6 @@ class CompiledDTC(CompiledEvidence):
         self.hallucinated_variance_exact = compile_(
             partial(hallucinated_variance, exact=True), posterior, points, matrix, features
         )
+        self.fold = tf.function(fold, input_signature=[posterior, points], autograph=False)
         count, seed = tf.TensorSpec([], tf.int32), tf.TensorSpec([2], tf.int32)
         self.pivot_block = compile_(pivot_block, matrix, matrix, vector, count, count, seed)

@@ -21,7 +21,9 @@ where :math:`c` is the batch-start covariance the points are observed through:
 This replaces a rank-one update of :math:`L_V` per point, whose O(M^2) memory traffic cost
 ~14 ms a point at M = 1,000 on a CPU: here a point costs O(M t), a refreshed candidate O(M t)
 more than its batch-start variance, and :math:`I + C(B, B) \succeq I`, so its Cholesky factor
-needs no jitter.
+needs no jitter. Once ``t`` reaches ``M`` (a batch of thousands over a dictionary of
+hundreds), :func:`fold` makes the points part of :math:`V` in one O(M^2 (M + t)) step and the
+count starts again, so a point never costs more than O(M^2).
 """
 
 from __future__ import annotations
@@ -155,3 +157,14 @@ def hallucinate(
         tf.concat([hallucinated.projections, projections], axis=1),
         chol_gram,
     )
+
+
+def fold(posterior: DTCPosterior, hallucinated: HallucinatedPoints) -> DTCPosterior:
+    """``posterior`` with the points hallucinated over its fixed dictionary made part of it:
+    :math:`V_t = V + Z_B^T Z_B` refactorised (module docstring), the mean left as it is (a
+    hallucinated point has no observation), so :func:`hallucinated_variance` with no points over
+    the result is ``hallucinated``'s over ``posterior``. Not for an exact dictionary, whose
+    points would join the dictionary itself."""
+    z = hallucinated.embedding  # [t, M], zero in the padding columns
+    v = tf.matmul(posterior.chol_v, posterior.chol_v, transpose_b=True)
+    return posterior._replace(chol_v=tf.linalg.cholesky(v + tf.matmul(z, z, transpose_a=True)))
