@@ -49,7 +49,7 @@ def one(settings: dict[str, Any]) -> None:
 
     start = time.perf_counter()
     done = screen(quiet=True, initial=INITIAL, budget=5 * BATCH, batch_size=BATCH, **settings)
-    result = done.result
+    result = done.campaign
     print(
         json.dumps(
             dict(

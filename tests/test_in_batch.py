@@ -175,6 +175,22 @@ def test_kept_row_features_give_the_variances_computed_afresh(max_rows: int) -> 
     assert len(kept._features._kept) == min(max_rows, 29)  # 29 distinct rows asked about
 
 
+def test_rows_named_by_their_candidate_index_reuse_their_features_without_a_digest() -> None:
+    model = sparse_model(9)
+    probe = tf.constant(np.random.default_rng(10).uniform(size=(20, 2)))
+    named, fresh = model.batch_posterior(), model.batch_posterior()
+    calls = []
+    compute = named._features._compute
+    named._features._compute = lambda rows: calls.append(len(rows)) or compute(rows)
+    first = named.variance(probe[:12], range(12))
+    named.add(probe[3:4], [3])  # its features were kept under its index
+    again = named.variance(probe, range(20))
+    assert calls == [12, 8]  # each row's features computed once
+    np.testing.assert_allclose(first, fresh.variance(probe[:12]), rtol=1e-12)
+    fresh.add(probe[3:4])
+    np.testing.assert_allclose(again, fresh.variance(probe), rtol=1e-12)
+
+
 def test_a_batch_longer_than_the_dictionary_is_folded_into_it_and_equals_recomputation() -> None:
     """Over a fixed dictionary of M points, hallucinated points are folded into the posterior
     each time M have been added (so none costs more than O(M^2)); the in-batch variances, and

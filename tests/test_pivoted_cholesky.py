@@ -82,8 +82,8 @@ def test_the_policy_keeps_every_input_up_to_its_size_then_exactly_its_size() -> 
     policy = PivotedCholeskyDictionary(25, block=10, seed=3)
     inputs = np.random.default_rng(1).uniform(size=(60, 2))
     counts, variances = np.ones(60), np.ones(60)
-    np.testing.assert_array_equal(policy.choose(inputs[:25], counts[:25], variances[:25], ops),
-                                  np.arange(25))  # fmt: skip
+    roomy = policy.choose(inputs[:25], counts[:25], variances[:25], ops)
+    np.testing.assert_array_equal(roomy, np.arange(25))
     assert policy.is_exact(25, 25) and not policy.is_exact(25, 60)
     index = policy.choose(inputs, counts, variances, ops)
     assert index.shape == (25,) and np.all(np.diff(index) > 0)
@@ -110,11 +110,13 @@ def test_its_nystrom_error_is_far_below_a_uniform_subsets() -> None:
 
     ops = CompiledDTC(kernel, tf.float64)
     pivoted, uniform = [], []
+
+    def ones(n: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.ones(n), np.ones(n)
+
     for seed in range(5):
         policy = PivotedCholeskyDictionary(15, block=5, seed=seed)
-        pivoted.append(
-            error(policy.choose(points, np.ones(len(points)), np.ones(len(points)), ops))
-        )
+        pivoted.append(error(policy.choose(points, *ones(len(points)), ops)))
         uniform.append(error(np.random.default_rng(seed).choice(len(points), 15, replace=False)))
     assert 3 * np.mean(pivoted) < np.mean(uniform)
 

@@ -273,7 +273,7 @@ class HallucinatedBatchRule(
         scoring_seconds = time.perf_counter() - start
 
         lazy = LazyArgmin(
-            mean, s2_0, alpha, lambda idx: posterior.variance(take_rows(candidates, idx)).numpy()
+            mean, s2_0, alpha, lambda i: posterior.variance(take_rows(candidates, i), i).numpy()
         )
         lazy.exclude(np.arange(num_pending))
         if excluded is not None:
@@ -306,9 +306,10 @@ class HallucinatedBatchRule(
             full = len(chosen) >= (self._max_batch_size or np.inf)
             if stop or full or (not self._allow_repeats and len(chosen) == selectable):
                 break
-            posterior.add(point)
+            key = None if refine_in is not None else [index]  # a refined point is not the row
+            posterior.add(point, key)
             if statistics is not posterior:
-                statistics.add(point)
+                statistics.add(point, key)
             lazy.invalidate()
             if not self._allow_repeats:
                 lazy.exclude(index)

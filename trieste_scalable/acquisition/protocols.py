@@ -13,7 +13,7 @@ any model offering them works (ours, Trieste's, or a user's).
 
 from __future__ import annotations
 
-from typing import Optional, Protocol, runtime_checkable
+from typing import Iterable, Optional, Protocol, runtime_checkable
 
 import tensorflow as tf
 
@@ -39,15 +39,16 @@ class InBatchPosteriorLike(Protocol):
     def batch_start_marginals(self, candidates: SliceableRows) -> tuple[tf.Tensor, tf.Tensor]:
         """Batch-start mean and variance [N] of the candidates [N, D]."""
 
-    def variance(self, candidates: tf.Tensor) -> tf.Tensor:
-        """Variance [N] given the points selected so far."""
+    def variance(self, candidates: tf.Tensor, keys: Optional[Iterable[int]] = None) -> tf.Tensor:
+        """Variance [N] given the points selected so far; ``keys`` name the rows (e.g. their
+        indices among a batch's candidates) for a cache of what the batch start fixes."""
 
     def marginals(self, points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Batch-start mean and variance given the points selected so far [N] of ``points``
         [N, D], differentiable in the points (the refinement of picks on a ``Box``)."""
 
-    def add(self, points: tf.Tensor) -> None:
-        """Hallucinate selected points [K, D]."""
+    def add(self, points: tf.Tensor, keys: Optional[Iterable[int]] = None) -> None:
+        """Hallucinate selected points [K, D] (``keys`` as for :meth:`variance`)."""
 
     def local_terms(
         self, batch: tf.Tensor, candidates: SliceableRows

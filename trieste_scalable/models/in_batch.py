@@ -17,7 +17,7 @@ their features kept).
 from __future__ import annotations
 
 import hashlib
-from typing import Callable
+from typing import Callable, Hashable, Iterable, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -73,12 +73,16 @@ class InBatchPosterior:
         )
         return mean, var
 
-    def variance(self, candidates: tf.Tensor) -> tf.Tensor:
-        """Ridge-leverage variance [N] under the hallucinated posterior (one compiled call)."""
+    def variance(self, candidates: tf.Tensor, keys: Optional[Iterable[int]] = None) -> tf.Tensor:
+        """Ridge-leverage variance [N] under the hallucinated posterior (one compiled call).
+
+        :param keys: The rows' indices among the batch's candidates, which key their kept
+            features (default: a digest of each row's bytes)."""
         ops = self._ops
         variance = ops.hallucinated_variance_exact if self._extend else ops.hallucinated_variance
         candidates = tf.convert_to_tensor(candidates)
-        return variance(self._posterior, self._hallucinated, candidates, self._features(candidates))
+        features = self._features(candidates, keys)
+        return variance(self._posterior, self._hallucinated, candidates, features)
 
     def marginals(self, points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Batch-start mean and in-batch ridge-leverage variance [N] of ``points`` [N, D],
@@ -90,14 +94,14 @@ class InBatchPosterior:
         features = ops.row_features(self._posterior, points)
         return mean, variance(self._posterior, self._hallucinated, points, features)
 
-    def add(self, points: tf.Tensor) -> None:
+    def add(self, points: tf.Tensor, keys: Optional[Iterable[int]] = None) -> None:
         """Hallucinate selected points [K, D] (one compiled call, O(K M (M + t)) for t points
         selected before; no observation: the variances do not depend on it). Over a fixed
         dictionary, once t reaches M the points are folded into the posterior
         (:func:`~trieste_scalable.numerics.hallucination.fold`) and t starts again."""
         hallucinate = self._ops.hallucinate_exact if self._extend else self._ops.hallucinate
         points = tf.convert_to_tensor(points)
-        features = self._features(points)
+        features = self._features(points, keys)
         self._hallucinated = hallucinate(self._posterior, self._hallucinated, points, features)
         if not self._extend and self.num_hallucinated >= self._posterior.capacity:
             self._posterior = self._ops.fold(self._posterior, self._hallucinated)
@@ -148,22 +152,30 @@ class FeatureCache:
     ):
         self._compute = compute
         self._max_rows = max_bytes // (8 * (2 * capacity + 1) + _DIGEST_BYTES)
-        self._kept: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._kept: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def __call__(self, rows: tf.Tensor) -> RowFeatures:
-        """The features of ``rows`` [N, D], in their order."""
-        keys = [hashlib.blake2b(row, digest_size=_DIGEST_BYTES).digest() for row in rows.numpy()]
-        if not keys:
+    def __call__(self, rows: tf.Tensor, keys: Optional[Iterable[int]] = None) -> RowFeatures:
+        """The features of ``rows`` [N, D], in their order.
+
+        :param keys: Integers naming the rows (one row each, always the same row), so they need
+            no digest (which, for rows of thousands of columns, costs more than their features);
+            by default a digest of each row's bytes (never equal to an integer)."""
+        named: list[Hashable]
+        if keys is not None:
+            named = [int(key) for key in keys]
+        else:
+            named = [hashlib.blake2b(r, digest_size=_DIGEST_BYTES).digest() for r in rows.numpy()]
+        if not named:
             return self._compute(rows)
-        first = {key: i for i, key in reversed(list(enumerate(keys)))}
+        first = {key: i for i, key in reversed(list(enumerate(named)))}
         missing = [i for key, i in first.items() if key not in self._kept]
-        new: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        new: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if missing:
             z, p, residual = (t.numpy() for t in self._compute(tf.gather(rows, missing)))
-            new = {keys[i]: (z[j], p[j], residual[j]) for j, i in enumerate(missing)}
+            new = {named[i]: (z[j], p[j], residual[j]) for j, i in enumerate(missing)}
             for key in list(new)[: max(self._max_rows - len(self._kept), 0)]:
                 self._kept[key] = new[key]
-        parts = [self._kept[key] if key in self._kept else new[key] for key in keys]
+        parts = [self._kept[key] if key in self._kept else new[key] for key in named]
         z, p, residual = (np.stack(column) for column in zip(*parts))
         dtype = rows.dtype
         return RowFeatures(
