@@ -137,6 +137,10 @@ class RidgeLeverageSampler(DictionaryPolicy):
         return f"RidgeLeverageSampler(oversampling={self.oversampling}, repeats={self.repeats!r})"
 
 
+_SEEDS = 2**31 - 1
+"""Stateless seeds are int32 pairs: their parts are taken modulo this."""
+
+
 class PivotedCholeskyDictionary(DictionaryPolicy):
     """At most ``size`` inputs: every input while there are no more (the posterior is then
     exact, and so are its in-batch updates: GP-BUCB's), else ``size`` drawn by block randomly
@@ -177,7 +181,8 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
         picked = []
         for start in range(0, self.size, self.block):
             count = min(self.block, self.size - start)
-            seed = tf.constant([self.seed, counts.size * self.size + start], tf.int32)
+            draw = (counts.size * self.size + start) % _SEEDS
+            seed = tf.constant([self.seed % _SEEDS, draw], tf.int32)
             rows, residual, chosen = ops.pivot_block(points, rows, residual, start, count, seed)
             picked.append(chosen.numpy())
         return np.sort(np.concatenate(picked))
