@@ -181,8 +181,8 @@ RAY_FEATURISE = r"""
 import sys
 from trieste_scalable.problems.chunk_maps import RayChunkMap
 from trieste_scalable.problems.store_build import build_store
-build_store([sys.argv[1]], sys.argv[2], shard_size=int(sys.argv[3]), chunk_map=RayChunkMap(),
-            progress=lambda line: print(line, flush=True))
+build_store([sys.argv[1]], sys.argv[2], "bits", 2, 1024, shard_size=int(sys.argv[3]),
+            chunk_map=RayChunkMap(), progress=lambda line: print(line, flush=True))
 """
 
 
@@ -258,7 +258,7 @@ def synthetic_store(size: int, oracle_values: bool) -> Path:
             handle.write("".join(f"synthetic-{i}\n" for i in range(start, stop)))
     start = time.perf_counter()
     shard_size = min(10**6, -(-size // 4))  # at least four shards: actors share them
-    store = build_store([names], path, shard_size=shard_size,
+    store = build_store([names], path, "bits", 2, 1024, shard_size=shard_size,
                         chunk_map=synthetic_chunk_map(base, 1024, flips=2))  # fmt: skip
     built = time.perf_counter() - start
     if not oracle_values:

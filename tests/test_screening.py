@@ -15,6 +15,9 @@ from trieste_scalable.numerics.bits import PackedRows
 from trieste_scalable.packed_space import PackedSearchSpace
 from trieste_scalable.problems.molecules import (
     CELECOXIB,
+    DEFAULT_FINGERPRINT,
+    DEFAULT_RADIUS,
+    DEFAULT_WIDTH,
     celecoxib_mpo,
     fingerprints,
     load_smiles,
@@ -96,11 +99,13 @@ def test_screening_problem_deduplicates_and_scores_recall(tmp_path: Path) -> Non
     )
     np.testing.assert_array_equal(problem.indices(problem.points[[7, 3]]), [7, 3])
     # candidates stay bit-packed and read back as the fingerprints themselves
-    dense = fingerprints(parse(smiles + [CELECOXIB])[0], "bits", radius=2, size=1024)
+    molecules = parse(smiles + [CELECOXIB])[0]  # the default fingerprint, featurise's too
+    dense = fingerprints(molecules, DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH)
     np.testing.assert_array_equal(problem.points[[0, 200]], dense[[0, 200]])
     np.testing.assert_array_equal(problem.points[200], dense[200])
-    assert isinstance(problem.points, PackedRows) and problem.points.shape == (201, 1024)
-    assert np.asarray(problem.points.bits).nbytes == 201 * 128  # a bit a fingerprint position
+    width = 3 * DEFAULT_WIDTH  # counts: 3 bits a feature
+    assert isinstance(problem.points, PackedRows) and problem.points.shape == (201, width)
+    assert np.asarray(problem.points.bits).nbytes == 201 * width // 8  # a bit a column
     space = problem.search_space
     assert space.rows is problem.points  # the same packed rows: one copy of the library
     assert isinstance(space, PackedSearchSpace) and space is problem.search_space  # built once

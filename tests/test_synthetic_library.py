@@ -62,7 +62,9 @@ def test_a_synthetic_store_is_built_and_resumed_like_any_other(
     names = tmp_path / "synthetic.txt"
     names.write_text("".join(f"synthetic-{i}\n" for i in range(1000)))
     chunk_map = synthetic_chunk_map(base, 1024, flips=4)
-    store = build_store([names], tmp_path / "store", shard_size=300, chunk_map=chunk_map)
+    store = build_store(  # the synthetic rows are 1,024 Morgan bits
+        [names], tmp_path / "store", "bits", 2, 1024, shard_size=300, chunk_map=chunk_map
+    )
     frequency = _bits(base).mean(axis=0)
     expected = perturbed_rows(base, np.arange(1000, dtype=np.int64), frequency, flips=4)
     unique = np.unique(expected, axis=0)
