@@ -37,3 +37,20 @@ def reference_gpr(
         noise_variance=noise,
         mean_function=gpflow.mean_functions.Constant(mean),
     )
+
+
+def reference_sgpr_predictions(
+    dataset: Dataset, kernel: gpflow.kernels.Kernel, noise: float, inducing: np.ndarray, x
+):  # type: ignore[no-untyped-def]
+    """GPflow's SGPR (the DTC predictive) on the (duplicated) data with ``inducing`` points and
+    the data's mean as a constant mean: its latent mean and variance at ``x``."""
+    x_np, y_np = dataset.query_points.numpy(), dataset.observations.numpy()
+    sgpr = gpflow.models.SGPR(
+        (x_np, y_np),
+        kernel,
+        inducing_variable=inducing,
+        noise_variance=noise,
+        mean_function=gpflow.mean_functions.Constant(np.mean(y_np)),
+    )
+    with gpflow.config.as_context(gpflow.config.Config(jitter=1e-14)):
+        return sgpr.predict_f(x)
