@@ -1,5 +1,6 @@
-"""Batch Thompson sampling scored over a library store on Ray actors picks exactly what scoring
-in one process picks, for several shard and actor layouts, also after an actor is killed."""
+"""Batch Thompson sampling and GP-BUCB scored over a library store on Ray actors pick exactly what
+scoring in one process picks, for several shard and actor layouts, also after an actor is
+killed."""
 
 from __future__ import annotations
 
@@ -36,20 +37,25 @@ def local_cluster() -> Iterator[None]:
 pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 
-def _batches(store: Path, remote: ScoringActors | None, kill: bool = False) -> list[np.ndarray]:
-    """Three batches of 40 over the store's problem, the same model and seed either way."""
+def _batches(
+    store: Path, remote: ScoringActors | None, kill: bool = False, algorithm: str = "ts"
+) -> list[np.ndarray]:
+    """Three batches of 40 over the store's problem, the same model and seed either way
+    (``gp-bucb``: fixed batches over a dictionary of 30 once 30 molecules are evaluated)."""
     problem = screening_problem(str(store))
     data = problem.initial_data(20, 0)
     scale = float(np.var(data.observations.numpy()))
-    model, _ = build(
-        "ts", data, kernel=Tanimoto(variance=scale, binary_inputs=True),
+    model, rule = build(
+        algorithm, data, kernel=Tanimoto(variance=scale, binary_inputs=True),
         noise_variance=0.01 * scale, batch_size=40, max_batch_size=40,
         width=ConfidenceWidth("constant", beta=2.0), fit_hyperparameters=False, seed=0,
-        screening=True, selector="random",
+        screening=True, selector="random", remote_scoring=remote, fixed_batches=True,
+        dictionary_size=30,
     )  # fmt: skip
-    rule = BatchThompsonSampling(
-        40, exclude_evaluated=True, seed=0, scoring_dtype=tf.float32, remote_scoring=remote
-    )
+    if algorithm == "ts":
+        rule = BatchThompsonSampling(
+            40, exclude_evaluated=True, seed=0, scoring_dtype=tf.float32, remote_scoring=remote
+        )
     ask_tell = AskTellOptimizer(problem.search_space, data, model, rule)
     batches = []
     for step in range(3):
@@ -91,6 +97,26 @@ def test_actors_pick_what_one_process_picks(
     threads = ray.get([actor.intra_op_threads.remote() for actor in remote._actors])
     share = threads_each(len(threads), True, usable_cores())  # one actor a shard
     assert threads == [share] * len(threads)
+
+
+@pytest.mark.parametrize(
+    "shard_size, actors", [(450, 3), pytest.param(5000, 2, marks=pytest.mark.slow)]
+)
+def test_gp_bucb_on_actors_picks_what_one_process_picks(
+    local_cluster: None, tmp_path: Path, shard_size: int, actors: int
+) -> None:
+    """The batch-start marginals of the exact GP (the first batch) and of a dictionary of 30
+    (the others) computed on the actors, shard by shard; one of them killed mid-campaign."""
+    library = tmp_path / "library.smi"
+    library.write_text("\n".join(load_smiles("moses-20k")[:3000]) + "\n")
+    store = build_store([library], tmp_path / "store", shard_size=shard_size)
+    expected = _batches(store.path, None, algorithm="gp-bucb")
+    remote = ScoringActors(LibraryStore(store.path), actors)
+    picked = _batches(store.path, remote, kill=actors > 1, algorithm="gp-bucb")
+    for mine, theirs in zip(picked, expected):
+        np.testing.assert_array_equal(mine, theirs)
+    assert len(np.unique(np.concatenate(picked))) == 120
+    assert remote.seconds["score"] > 0  # the marginals were computed there
 
 
 def test_actors_keep_their_shards_signs_and_read_them_when_started_again(

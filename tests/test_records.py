@@ -181,7 +181,7 @@ def test_scoring_actors_alone_may_join_a_cluster(library: Path, tmp_path: Path) 
     """``--ray-address`` serves the scoring actors too, without evaluation workers."""
     store = build_store([library], tmp_path / "store")
     spec = ScreenSpec(library=str(store.path), scoring_actors=2, ray_address="head:6379")
-    assert resolved(spec).algorithm == "ts"  # accepted, and the actors' default rule
+    assert resolved(spec).algorithm == "gp-bucb"  # accepted, and the actors' default rule
 
 
 def test_worker_settings_are_checked_before_anything_runs(

@@ -21,7 +21,7 @@ from typing import Literal, Optional
 
 from .confidence import ConfidenceWidth, WidthMode
 from .hallucinated import BatchUCBState, HallucinatedBatchRule, Regulariser
-from .protocols import InBatchPosteriorLike
+from .protocols import InBatchPosteriorLike, RemoteMarginals
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
 
 __all__ = ["BBKB", "BKB", "GPBUCB", "BatchUCBState"]
@@ -50,6 +50,8 @@ class BBKB(HallucinatedBatchRule):
     :param fixed_batch_size: Batches of ``max_batch_size`` (see :class:`HallucinatedBatchRule`).
     :param regulariser: The papers' :math:`\\lambda` (see :class:`HallucinatedBatchRule`).
     :param max_refine_iterations: L-BFGS-B iterations refining each pick on a ``Box``.
+    :param remote_marginals: Where the batch-start marginals of a ``DiscreteSearchSpace`` are
+        computed (see :class:`HallucinatedBatchRule`).
     """
 
     _name = "bbkb"
@@ -68,6 +70,7 @@ class BBKB(HallucinatedBatchRule):
         fixed_batch_size: bool = False,
         regulariser: Regulariser = "kernel_variance",
         max_refine_iterations: int = 100,
+        remote_marginals: Optional[RemoteMarginals] = None,
     ):
         rule: StoppingRule
         if stopping == "global":
@@ -80,7 +83,7 @@ class BBKB(HallucinatedBatchRule):
         self._repr_extra = f"stopping={stopping!r}, "
         super().__init__(
             rule, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated,
-            fixed_batch_size, regulariser, max_refine_iterations,
+            fixed_batch_size, regulariser, max_refine_iterations, remote_marginals,
         )  # fmt: skip
 
 
@@ -99,6 +102,7 @@ class BKB(BBKB):
         exclude_evaluated: bool = False,
         regulariser: Regulariser = "kernel_variance",
         max_refine_iterations: int = 100,
+        remote_marginals: Optional[RemoteMarginals] = None,
     ):
         super().__init__(
             "global",
@@ -110,6 +114,7 @@ class BKB(BBKB):
             exclude_evaluated=exclude_evaluated,
             regulariser=regulariser,
             max_refine_iterations=max_refine_iterations,
+            remote_marginals=remote_marginals,
         )
 
 
@@ -126,6 +131,8 @@ class GPBUCB(HallucinatedBatchRule):
     :param allow_repeats: Whether a batch may select a candidate again (see :class:`BBKB`).
     :param exclude_evaluated: Never select an evaluated candidate (see :class:`BBKB`).
     :param regulariser: The papers' :math:`\\lambda` (see :class:`HallucinatedBatchRule`).
+    :param remote_marginals: Where the batch-start marginals of a ``DiscreteSearchSpace`` are
+        computed (see :class:`HallucinatedBatchRule`).
     """
 
     _name = "gp_bucb"
@@ -142,11 +149,12 @@ class GPBUCB(HallucinatedBatchRule):
         fixed_batch_size: bool = False,
         regulariser: Regulariser = "kernel_variance",
         max_refine_iterations: int = 100,
+        remote_marginals: Optional[RemoteMarginals] = None,
     ):
         stopping = ProductStopping(ratio_threshold)
         super().__init__(
             stopping, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated,
-            fixed_batch_size, regulariser, max_refine_iterations,
+            fixed_batch_size, regulariser, max_refine_iterations, remote_marginals,
         )  # fmt: skip
 
     def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:

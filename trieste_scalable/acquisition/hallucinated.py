@@ -36,7 +36,7 @@ from ..numerics.bits import Rows, prepend_rows, take_rows
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .pending import Points, failed_points, outstanding, proposed, rows_seen
-from .protocols import InBatchPosteriorLike, SupportsHallucination
+from .protocols import InBatchPosteriorLike, RemoteMarginals, SupportsHallucination
 from .rule_state import check_state, saved_state
 from .stopping import StoppingRule
 from .summaries import LogsStatistics
@@ -109,6 +109,11 @@ class HallucinatedBatchRule(
         ``"noise"`` is the papers' algorithm with :math:`\\lambda = \\xi^2`.
     :param max_refine_iterations: On a ``Box``, L-BFGS-B iterations refining each pick from its
         pool point (:mod:`.ucb_refinement`); 0 keeps the pool's points.
+    :param remote_marginals: Computes the batch-start marginals of a ``DiscreteSearchSpace``'s
+        points elsewhere (e.g. a library store's shards on Ray actors,
+        :class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`), the same values as in
+        this process, so the same picks; the in-batch refreshes of the few best candidates stay
+        here.
     """
 
     _name = "ucb"
@@ -129,6 +134,7 @@ class HallucinatedBatchRule(
         fixed_batch_size: bool = False,
         regulariser: Regulariser = "kernel_variance",
         max_refine_iterations: int = 100,
+        remote_marginals: Optional[RemoteMarginals] = None,
     ):
         if max_batch_size is not None and max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1 or None, got {max_batch_size}")
@@ -155,6 +161,7 @@ class HallucinatedBatchRule(
         self._allow_repeats = allow_repeats and not exclude_evaluated
         self._exclude_evaluated = exclude_evaluated
         self._evaluated = EvaluatedCandidates()
+        self._remote = remote_marginals
 
     def __repr__(self) -> str:
         return (
@@ -215,6 +222,8 @@ class HallucinatedBatchRule(
                     excluded |= self._evaluated(search_space, dataset)
                 if not self._allow_repeats:
                     excluded |= self._evaluated.among(search_space, pending)
+            elif self._remote is not None:
+                raise ValueError("remote marginals score a DiscreteSearchSpace's points only")
             refine_in = search_space if isinstance(search_space, Box) else None
             batch, information, stats = self._build_batch(
                 model, candidates, information, excluded, pending, regulariser, refine_in
@@ -259,12 +268,13 @@ class HallucinatedBatchRule(
             statistics = model.batch_posterior(regulariser)
         exact = posterior.exact
         num_pending = 0 if pending is None else len(pending)
+        library = candidates
         if pending is not None and num_pending:  # they lead the candidates, never selected
             candidates = prepend_rows(pending, candidates)
-        mean, s2_0 = (t.numpy() for t in posterior.batch_start_marginals(candidates))
+        mean, s2_0 = self._batch_start(posterior, candidates, library, num_pending)
         s2_stat = s2_0
         if statistics is not posterior:
-            s2_stat = statistics.batch_start_marginals(candidates)[1].numpy()
+            s2_stat = self._batch_start(statistics, candidates, library, num_pending)[1]
         noise, regularised = posterior.noise, statistics.noise
         threshold = self._stopping.ratio_threshold
         # the width in the papers' lambda-units, applied to the Bayesian standard deviation
@@ -330,6 +340,22 @@ class HallucinatedBatchRule(
         if refine_in is not None and points:
             return tf.concat(points, axis=0), information, stats
         return take_rows(candidates, tf.constant(chosen, tf.int32)), information, stats
+
+    def _batch_start(
+        self, posterior: InBatchPosteriorLike, candidates: Rows, library: Rows, num_pending: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The batch-start mean and variance [P + N] of the candidates: the ``num_pending``
+        pending points followed by the ``library`` [N, D]; the library's computed remotely
+        where the rule has a remote, the pending points' here."""
+        if self._remote is None:
+            mean, variance = posterior.batch_start_marginals(candidates)
+            return mean.numpy(), variance.numpy()
+        parts = [posterior.batch_start_marginals(library, self._remote)]
+        if num_pending:
+            head = take_rows(candidates, np.arange(num_pending))
+            parts.insert(0, posterior.batch_start_marginals(head))
+        mean, variance = (tf.concat(part, 0).numpy() for part in zip(*parts))
+        return mean, variance
 
 
 def _hallucinate_pending(

@@ -13,11 +13,32 @@ any model offering them works (ours, Trieste's, or a user's).
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, Iterable, Optional, Protocol, runtime_checkable
 
+import numpy as np
 import tensorflow as tf
 
+from ..numerics.dtc_posterior import DTCPosterior
 from ..numerics.linalg import SliceableRows
+
+
+class RemoteMarginals(Protocol):
+    """Computes the batch-start marginals of a candidate set held elsewhere, e.g. a library
+    store's shards on Ray actors (:class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`),
+    equal to those :class:`~trieste_scalable.models.in_batch.InBatchPosterior` computes over the
+    whole set in this process (row by row: each row's values do not depend on the rows it is
+    chunked with)."""
+
+    @property
+    def num_candidates(self) -> int:
+        """N, the candidates (in the order of the rule's search space)."""
+
+    def marginals(
+        self, kernel: Any, posterior: DTCPosterior, chunk_size: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The mean and ridge-leverage variance [N] of every candidate under ``posterior``
+        (:func:`~trieste_scalable.numerics.dtc.marginals` with ``kernel``, ``chunk_size`` rows
+        a call)."""
 
 
 class InBatchPosteriorLike(Protocol):
@@ -36,8 +57,12 @@ class InBatchPosteriorLike(Protocol):
     def dictionary_size(self) -> int:
         """Inducing points at the batch start (logged)."""
 
-    def batch_start_marginals(self, candidates: SliceableRows) -> tuple[tf.Tensor, tf.Tensor]:
-        """Batch-start mean and variance [N] of the candidates [N, D]."""
+    def batch_start_marginals(
+        self, candidates: SliceableRows, remote: Optional[RemoteMarginals] = None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Batch-start mean and variance [N] of the candidates [N, D]; with ``remote``, computed
+        there (the candidates are then ``remote``'s, in its order). A posterior that cannot hand
+        itself to ``remote`` raises ``ValueError``."""
 
     def variance(self, candidates: tf.Tensor, keys: Optional[Iterable[int]] = None) -> tf.Tensor:
         """Variance [N] given the points selected so far; ``keys`` name the rows (e.g. their

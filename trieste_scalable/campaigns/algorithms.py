@@ -166,8 +166,10 @@ def build(
         epochs (default the rules' 2; ignored by ``bkb``, ``ts`` and ``random``).
     :param keep_sign_features: ``ts`` when screening: keep the library's sign features in the
         cache directory (:class:`LibrarySignStore`).
-    :param remote_scoring: ``ts``: scores the samples elsewhere (e.g. a library store's shards
-        on Ray actors, :class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`).
+    :param remote_scoring: Scores a library store's rows elsewhere (its shards on Ray actors,
+        :class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`): ``ts``'s samples, or
+        the batch-start marginals of ``gp-bucb``, ``bbkb``, ``bbkb-local`` and ``bkb``; the
+        picks are those of scoring in this process.
     :param exploration_rate: With ``fit_hyperparameters``, the UCB-family rules (all but ``ts``
         and ``random``) get a decaying share of random points so the fits stay honest
         (:class:`~.acquisition.ExplorationShare` with this rate; default 3, 0 for none; never
@@ -182,13 +184,15 @@ def build(
         while there are no more, then a Nyström GP over a dictionary of this size drawn by
         pivoted Cholesky (:class:`~trieste_scalable.models.PivotedCholeskyDictionary`); default
         none (always exact).
-    :raise ValueError: On an unknown algorithm, or ``fixed_batches`` for the MINI rules (their
-        epochs are their batches).
+    :raise ValueError: On an unknown algorithm, ``remote_scoring`` for ``random`` or the MINI
+        rules, or ``fixed_batches`` for the MINI rules (their epochs are their batches).
     """
     if fixed_batches and algorithm.startswith("mini"):
         raise ValueError(f"{algorithm} cannot follow fixed batches: its epochs set its batches")
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
+    if remote_scoring is not None and algorithm in ("random", "mini-ucb", "mini-ei"):
+        raise ValueError(f"{algorithm} scores no library elsewhere: it takes no remote_scoring")
     if kernel is None:
         kernel = gpflow.kernels.SquaredExponential(
             variance=kernel_variance, lengthscales=lengthscale
@@ -242,6 +246,7 @@ def build(
         replicated = ReplicatedGPR(kernel, noise_variance, data, **ucb_fit)
         return replicated, _share(rule)
     ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
+    ucb["remote_marginals"] = remote_scoring
     batches = dict(
         ucb,
         max_batch_size=batch_size if fixed_batches else max_batch_size,

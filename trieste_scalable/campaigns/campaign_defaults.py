@@ -19,10 +19,9 @@ def resolved(spec: Spec) -> Spec:
     """``spec`` with every setting that depends on the campaign filled in where not given:
 
     - ``algorithm``: a resumed campaign's own, else the command's (``gp-bucb`` over at most
-      :data:`~.screen_specification.DEFAULT_DICTIONARY` evaluated molecules, in process and on
-      a library store alike); ``screen``'s is ``ts`` where only Thompson sampling runs
-      (``--scoring-actors``: the actors score samples, not confidence bounds) or where the
-      batch rules' pace would keep workers waiting (asynchronous campaigns);
+      :data:`~.screen_specification.DEFAULT_DICTIONARY` evaluated molecules, in process, on
+      a library store and on its scoring actors alike); ``screen``'s is ``ts`` where the batch
+      rules' pace would keep workers waiting (asynchronous campaigns);
     - ``batch_policy``: a resumed campaign's own (``adaptive`` for one logged before it existed),
       else the command's; ``adaptive`` for the MINI rules (their epochs are their batches) and
       asynchronous campaigns (workers take points as they free);
@@ -73,10 +72,8 @@ def _resumed_spec(spec: CampaignSpec) -> Optional[CampaignSpec]:
 
 def _default_rule(spec: CampaignSpec) -> str:
     """The command's default rule (:func:`resolved`)."""
-    if isinstance(spec, LibrarySpec):
-        actors = isinstance(spec, ScreenSpec) and spec.scoring_actors
-        if spec.runs_asynchronously or actors:
-            return "ts"
+    if isinstance(spec, LibrarySpec) and spec.runs_asynchronously:
+        return "ts"
     return spec.default_algorithm
 
 

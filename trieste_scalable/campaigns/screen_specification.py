@@ -28,6 +28,10 @@ DEFAULT_DICTIONARY = 1000
 molecules evaluated are no more, a Nyström GP over this many of them after
 (``benchmarks/molpal_enamine.py``, ``benchmarks/library_scale_rules.py``; ``docs/screening.md``)."""
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
+SCORED_ON_ACTORS = ("gp-bucb", "bbkb", "bbkb-local", "bkb", "ts")
+"""The rules ``--scoring-actors`` scores a library store for: Thompson samples (``ts``), the
+batch-start marginals (the others; see
+:class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,7 +141,7 @@ class ScreenSpec(LibrarySpec):
         None, "simulated mean delay per evaluation (s)", group=WORKERS
     )
     scoring_actors: Optional[int] = setting(
-        None, "ts over a library store: score its shards on N Ray actors (same picks)"
+        None, "a library store: score its shards on N Ray actors (the same picks)"
     )
 
     def __post_init__(self) -> None:
@@ -171,9 +175,11 @@ class ScreenSpec(LibrarySpec):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise UsageError(f"{flag(self, name)} must be positive, got {value}")
-        if self.scoring_actors is not None and self.algorithm is not None:
-            if self.algorithm != "ts" or not is_store(self.library):
-                raise UsageError("--scoring-actors scores --algorithm ts over a library store")
+        if self.scoring_actors is not None:
+            if self.algorithm not in (None, *SCORED_ON_ACTORS) or not is_store(self.library):
+                raise UsageError(
+                    f"--scoring-actors scores {', '.join(SCORED_ON_ACTORS)} over a library store"
+                )
         try:
             table = is_table_objective(self.objective)
         except ValueError as error:

@@ -1,5 +1,5 @@
-"""Batch Thompson sampling's scoring over a library store on Ray actors (the ``[distributed]``
-extra): each actor owns a contiguous run of the store's shards and their cached sign features;
+"""Scoring a library store on Ray actors (the ``[distributed]`` extra). For batch Thompson
+sampling each actor owns a contiguous run of the store's shards and their cached sign features;
 per batch the driver sends what the B samples need (the kernel's variance, the prior mean, the
 feature draws, the samples' weights with the inducing points) and each actor's share of the
 excluded rows; each actor returns its k lowest candidates per sample (value, global row id) and
@@ -7,6 +7,12 @@ the driver merges them, ties by row id, as :func:`~trieste_scalable.sampling.sco
 breaks them in one process. The rows' values are computed by the same compiled scorer
 (:class:`~trieste_scalable.sampling.scoring.ChunkedSampleScorer`), row by row independent of
 the chunking, so the picks are those of in-process scoring (tested).
+
+The same actors compute the batch-start marginals of every row for the hallucinating rules
+(GP-BUCB, BBKB, BKB: :meth:`ScoringActors.marginals`): the driver sends the batch-start DTC
+posterior (the dictionary's rows and [M, M] factors) and each actor returns the mean and
+variance of its rows, the O(N) part of a batch; the lazy argmin and the in-batch updates of the
+few best candidates stay in the driver.
 
 The actors are spread over the cluster's nodes, one a node until each has one
 (:mod:`.actor_placement`). An actor whose process dies is restarted by Ray on its node and its
@@ -22,6 +28,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, Optional
 
@@ -33,6 +40,9 @@ from ..kernels import Tanimoto
 from ..models.live import LiveConstantMean
 from ..numerics.bits import PackedRows, shared_tensor
 from ..numerics.cores import usable_cores
+from ..numerics.dtc import CompiledDTC
+from ..numerics.dtc_posterior import DTCPosterior
+from ..numerics.linalg import chunked_map
 from ..numerics.rows import mask_of
 from ..problems.store import LibraryStore, StoreError
 from ..sampling.feature_cache import SignCache, SignStore
@@ -106,6 +116,7 @@ class ShardScorer:
             for shard in store.shards(copy_on_write=True)
             if shard.name in set(names) and len(shard.ids)  # a shard of invalid lines: empty
         ]
+        self._dtc: Optional[CompiledDTC] = None
         self._anonymous = anonymous_rss()  # after loading, as documented
 
     def peak_rss(self) -> int:
@@ -153,6 +164,25 @@ class ShardScorer:
             start += len(ids)
             self._anonymous = max(self._anonymous, anonymous_rss())
         return merge_lowest(parts, k)
+
+    def marginals(
+        self, variance: np.ndarray, posterior: tuple[np.ndarray, ...], chunk_size: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The batch-start mean and ridge-leverage variance [R] of this actor's rows, in store
+        order: the compiled :func:`~trieste_scalable.numerics.dtc.marginals` in chunks of
+        ``chunk_size`` rows, shard by shard (a row's values do not depend on the rows chunked
+        with it, so they are the driver's, bit for bit)."""
+        self._kernel.variance.unconstrained_variable.assign(variance)
+        if self._dtc is None:  # compiled once, on the first batch asking
+            self._dtc = CompiledDTC(self._kernel, tf.float64)
+        state = DTCPosterior(*(tf.constant(part) for part in posterior))
+        parts = [(np.zeros([0]), np.zeros([0]))]
+        for rows, _, _ in self._shards:
+            call = partial(self._dtc.marginals, state)
+            parts.append(tuple(t.numpy() for t in chunked_map(call, rows, chunk_size)))
+            self._anonymous = max(self._anonymous, anonymous_rss())
+        mean, var = (np.concatenate(column) for column in zip(*parts))
+        return mean, var
 
 
 def merge_lowest(
@@ -271,6 +301,31 @@ class ScoringActors:
         ):
             self.seconds[name] += seconds
         return merged
+
+    def marginals(
+        self, kernel: Any, posterior: DTCPosterior, chunk_size: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The batch-start mean and ridge-leverage variance [N] of every row of the store, in
+        order, computed on the actors (a
+        :class:`~trieste_scalable.acquisition.protocols.RemoteMarginals`: what GP-BUCB, BBKB and
+        BKB score a library by; equal to the driver's, so they pick what one process picks).
+
+        :raise ValueError: Unless ``kernel`` is the Tanimoto kernel on binary fingerprints.
+        """
+        if not (isinstance(kernel, Tanimoto) and kernel.binary_inputs):
+            raise ValueError("scoring actors score the Tanimoto kernel on binary fingerprints")
+        start = time.perf_counter()
+        variance = kernel.variance.unconstrained_variable.numpy()
+        arrays = self._ray.put(tuple(np.asarray(part) for part in posterior))
+        sent = time.perf_counter()
+        parts = self._call("marginals", [(variance, arrays, chunk_size)] * len(self._actors))
+        scored = time.perf_counter()
+        mean, var = (np.concatenate(column) for column in zip(*parts))
+        for name, seconds in zip(
+            self.seconds, (sent - start, scored - sent, time.perf_counter() - scored)
+        ):
+            self.seconds[name] += seconds
+        return mean, var
 
     def peak_rss(self) -> list[int]:
         """Each actor's peak resident memory in bytes (waits until every actor is up)."""

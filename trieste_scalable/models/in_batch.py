@@ -22,6 +22,7 @@ from typing import Callable, Hashable, Iterable, Optional
 import numpy as np
 import tensorflow as tf
 
+from ..acquisition.protocols import RemoteMarginals
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
 from ..numerics.hallucination import HallucinatedPoints, RowFeatures
@@ -64,8 +65,23 @@ class InBatchPosterior:
         """Dictionary size at the batch start."""
         return self._posterior.size
 
-    def batch_start_marginals(self, candidates: SliceableRows) -> tuple[tf.Tensor, tf.Tensor]:
-        """Batch-start mean and ridge-leverage variance of each candidate [N] (chunked)."""
+    def batch_start_marginals(
+        self, candidates: SliceableRows, remote: Optional[RemoteMarginals] = None
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Batch-start mean and ridge-leverage variance of each candidate [N] (chunked); with
+        ``remote``, computed there from the batch-start posterior, in the same chunks of rows.
+
+        :raise ValueError: If ``remote`` holds another number of candidates.
+        """
+        if remote is not None:
+            if remote.num_candidates != int(candidates.shape[0]):
+                raise ValueError(
+                    f"the remote candidates are {remote.num_candidates} rows, the search "
+                    f"space's {int(candidates.shape[0])}"
+                )
+            parts = remote.marginals(self._ops.kernel, self._batch_start, self._chunk_size)
+            dtype = self._batch_start.mean.dtype
+            return tf.constant(parts[0], dtype), tf.constant(parts[1], dtype)
         mean, var = chunked_map(
             lambda chunk: self._ops.marginals(self._batch_start, chunk),
             candidates,
