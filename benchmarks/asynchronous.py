@@ -18,6 +18,10 @@ the same 20 random points and submits for ``--seconds`` (what is in flight then 
   asked two points per worker at a time, handed out as workers free up (the command line's
   default with ``--asynchronous``: an acquisition also refills the proposals in hand), or one
   batch of one point per worker told together;
+- ``gp-bucb async`` / ``gp-bucb sync`` (``screening`` only): the command line's default rule in
+  process, GP-BUCB with fixed batches over at most 1,000 evaluated molecules (a Nyström
+  dictionary beyond), asked two points per worker at a time (the points in flight hallucinated;
+  ``gp-bucb 4N async``: four) or one batch of one point per worker;
 - ``bbkb async`` / ``bbkb sync``: BBKB over NystromGPR (fixed hyperparameters), batches capped
   at 4 or at the number of workers, no repeats;
 - ``bbkb C=... async`` / ``sync``: the same with the stopping threshold raised from 2 to each
@@ -63,6 +67,7 @@ from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: 
 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms import build  # noqa: E402
+from trieste_scalable.campaigns.screen_specification import DEFAULT_DICTIONARY  # noqa: E402
 from trieste_scalable.campaigns.engine import run_asynchronous  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
@@ -128,7 +133,7 @@ def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped
     hyperparameters."""
     scale = float(np.var(data.observations.numpy()))
 
-    def made(algorithm, batch, cap, threshold=None):  # type: ignore[no-untyped-def]
+    def made(algorithm, batch, cap, threshold=None, **fixed):  # type: ignore[no-untyped-def]
         return build(
             algorithm,
             data,
@@ -142,6 +147,7 @@ def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped
             screening=True,
             selector="random",
             ratio_threshold=threshold,
+            **fixed,
         )
 
     def trieste_gpr():  # type: ignore[no-untyped-def]
@@ -150,9 +156,14 @@ def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped
         return GaussianProcessRegression(gpr)
 
     trieste = AsynchronousGreedy(LocalPenalization(space))
+    # the command line's default rule in process: fixed batches over at most 1,000 points
+    dictionary = dict(fixed_batches=True, dictionary_size=DEFAULT_DICTIONARY)
     return {
         "ts async": (lambda: made("ts", 2 * workers, workers), False),
         "ts sync": (lambda: made("ts", workers, workers), True),
+        "gp-bucb async": (lambda: made("gp-bucb", 2 * workers, 2 * workers, **dictionary), False),
+        "gp-bucb sync": (lambda: made("gp-bucb", workers, workers, **dictionary), True),
+        "gp-bucb 4N async": (lambda: made("gp-bucb", 4 * workers, 4 * workers, **dictionary), False),
         "bbkb async": (lambda: made("bbkb", 4, 4), False),
         "bbkb sync": (lambda: made("bbkb", workers, workers), True),
         **threshold_runs(thresholds, lambda cap, c: made("bbkb", workers, cap, c), workers),

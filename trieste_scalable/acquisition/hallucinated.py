@@ -96,7 +96,9 @@ class HallucinatedBatchRule(
         candidates are left): the stopping rule is watched and logged but never ends a batch, as
         in GP-BUCB with a fixed batch size (Desautels et al. 2014) or a screening protocol with a
         set batch schedule. The regulariser is then the noise (nothing is built for a rule that
-        ends no batch).
+        ends no batch), and the points pending are hallucinated in one call, not counted by the
+        logged statistic (asynchronous GP-BUCB on 20,000 molecules, 32 workers: 64 sequential
+        updates an acquisition kept the workers waiting).
     :param regulariser: The papers' :math:`\\lambda`, separate from the observation noise
         :math:`\\xi^2`: the stopping rule's statistics and the width are those of their
         estimator (BBKB eqs. 1-3) with this :math:`\\lambda`, hallucinating the batch too; the
@@ -290,11 +292,13 @@ class HallucinatedBatchRule(
             lazy.exclude(np.flatnonzero(excluded) + num_pending)
         selectable = lazy.num_selectable
         stopping = self._stopping.start(statistics, candidates, s2_stat)
-        stop = (
-            _hallucinate_pending(statistics, stopping, candidates, num_pending) and not self._fixed
-        )
-        if num_pending and statistics is not posterior:
-            posterior.add(candidates[:num_pending])
+        stop = False
+        if self._fixed and num_pending:  # no batch to end: all at once, not counted
+            posterior.add(candidates[:num_pending], range(num_pending))
+        elif num_pending:
+            stop = _hallucinate_pending(statistics, stopping, candidates, num_pending)
+            if statistics is not posterior:
+                posterior.add(candidates[:num_pending])
         if num_pending:
             lazy.invalidate()
         chosen: list[int] = []
