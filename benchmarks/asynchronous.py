@@ -21,7 +21,8 @@ the same 20 random points and submits for ``--seconds`` (what is in flight then 
 - ``gp-bucb async`` / ``gp-bucb sync`` (``screening`` only): the command line's default rule in
   process, GP-BUCB with fixed batches over at most 1,000 evaluated molecules (a Nyström
   dictionary beyond), asked two points per worker at a time (the points in flight hallucinated;
-  ``gp-bucb 4N async``: four) or one batch of one point per worker;
+  ``gp-bucb 4N async``: four; ``gp-bucb m=300 async``: over at most 300 points) or one batch
+  of one point per worker;
 - ``bbkb async`` / ``bbkb sync``: BBKB over NystromGPR (fixed hyperparameters), batches capped
   at 4 or at the number of workers, no repeats;
 - ``bbkb C=... async`` / ``sync``: the same with the stopping threshold raised from 2 to each
@@ -158,12 +159,16 @@ def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped
     trieste = AsynchronousGreedy(LocalPenalization(space))
     # the command line's default rule in process: fixed batches over at most 1,000 points
     dictionary = dict(fixed_batches=True, dictionary_size=DEFAULT_DICTIONARY)
+    small = dict(fixed_batches=True, dictionary_size=300)
     return {
         "ts async": (lambda: made("ts", 2 * workers, workers), False),
         "ts sync": (lambda: made("ts", workers, workers), True),
         "gp-bucb async": (lambda: made("gp-bucb", 2 * workers, 2 * workers, **dictionary), False),
         "gp-bucb sync": (lambda: made("gp-bucb", workers, workers, **dictionary), True),
         "gp-bucb 4N async": (lambda: made("gp-bucb", 4 * workers, 4 * workers, **dictionary), False),
+        "gp-bucb m=300 async": (
+            lambda: made("gp-bucb", 2 * workers, 2 * workers, **small), False
+        ),
         "bbkb async": (lambda: made("bbkb", 4, 4), False),
         "bbkb sync": (lambda: made("bbkb", workers, workers), True),
         **threshold_runs(thresholds, lambda cap, c: made("bbkb", workers, cap, c), workers),

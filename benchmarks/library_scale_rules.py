@@ -11,6 +11,8 @@ Configurations (``--configs``):
 - ``default``: ``screen``'s defaults (``gp-bucb`` over at most 1,000 evaluated molecules);
 - ``dictionary-N``: the default with ``--inducing N``;
 - ``store``: ``featurise`` with its defaults, then ``screen --library STORE`` with its defaults;
+- ``actors``: the same with ``--scoring-actors 2`` (a local Ray cluster; the peak memory is
+  the driver's, the actors' not counted);
 - ``ts``: batch Thompson sampling (the former default on stores).
 
     python benchmarks/library_scale_rules.py                                   # 1 seed
@@ -39,6 +41,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "dictionary-500": dict(inducing=500),
     "dictionary-2000": dict(inducing=2000),
     "store": dict(store=True),
+    "actors": dict(store=True, scoring_actors=2),
     "ts": dict(algorithm="ts"),
 }
 
@@ -81,7 +84,7 @@ def main() -> None:
     truth = screening_problem(str(library), args.objective)  # cached for the runs
     order = np.argsort(np.asarray(truth.values))  # minimised values: the best first
     store = None
-    if "store" in args.configs:
+    if {"store", "actors"} & set(args.configs):
         store = build_store([library], work / "store")  # featurise's defaults
         screening_problem(str(store.path), args.objective)
     print(f"{SIZE} MOSES molecules, {args.objective}, 1 % + 5 x 1 %; seeds {args.seeds}")
