@@ -4,7 +4,8 @@ GPR on the same seeds: ScaledBranin, Trieste's step counts, noise variance 1e-7,
 points; the ask/tell loop on seeds 0-4, and at seed 0 also the loop rebuilt from a pickled
 state after every ask (``reload``) and the ``BayesianOptimizer`` loop.
 
-Usage: ``python benchmarks/trieste_criterion.py [--seeds 5] [--workers 2]``. Each run is a
+Usage: ``python benchmarks/trieste_criterion.py [--seeds 5] [--workers 2] [--rules NAME ...]``
+(default every rule, ours and Trieste's). Each run is a
 fresh process (one TensorFlow each, ``--workers`` at a time).
 """
 
@@ -35,12 +36,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rules", nargs="+", default=None)
     args = parser.parse_args()
     from integration_tests.trieste_criterion import CASES, TRIESTE_CASES
 
-    names = list(CASES) + list(TRIESTE_CASES)
+    names = [n for n in list(CASES) + list(TRIESTE_CASES) if n in (args.rules or [n])]
     jobs = [(name, seed, "ask_tell") for name in names for seed in range(args.seeds)]
-    jobs += [(name, 0, loop) for name in CASES for loop in ("reload", "bayesian_optimizer")]
+    ours = [name for name in names if name in CASES]
+    jobs += [(name, 0, loop) for name in ours for loop in ("reload", "bayesian_optimizer")]
     results: dict[tuple[str, int, str], Any] = {}
     seconds: dict[tuple[str, int, str], float] = {}
     context = get_context("spawn")
