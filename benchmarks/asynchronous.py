@@ -68,8 +68,8 @@ from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: 
 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms import build  # noqa: E402
-from trieste_scalable.campaigns.screen_specification import DEFAULT_DICTIONARY  # noqa: E402
 from trieste_scalable.campaigns.engine import run_asynchronous  # noqa: E402
+from trieste_scalable.campaigns.screen_specification import DEFAULT_DICTIONARY  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
@@ -165,10 +165,11 @@ def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped
         "ts sync": (lambda: made("ts", workers, workers), True),
         "gp-bucb async": (lambda: made("gp-bucb", 2 * workers, 2 * workers, **dictionary), False),
         "gp-bucb sync": (lambda: made("gp-bucb", workers, workers, **dictionary), True),
-        "gp-bucb 4N async": (lambda: made("gp-bucb", 4 * workers, 4 * workers, **dictionary), False),
-        "gp-bucb m=300 async": (
-            lambda: made("gp-bucb", 2 * workers, 2 * workers, **small), False
+        "gp-bucb 4N async": (
+            lambda: made("gp-bucb", 4 * workers, 4 * workers, **dictionary),
+            False,
         ),
+        "gp-bucb m=300 async": (lambda: made("gp-bucb", 2 * workers, 2 * workers, **small), False),
         "bbkb async": (lambda: made("bbkb", 4, 4), False),
         "bbkb sync": (lambda: made("bbkb", workers, workers), True),
         **threshold_runs(thresholds, lambda cap, c: made("bbkb", workers, cap, c), workers),
