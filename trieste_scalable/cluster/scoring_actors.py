@@ -296,10 +296,7 @@ class ScoringActors:
         )
         scored = time.perf_counter()
         merged = merge_lowest(parts, k)
-        for name, seconds in zip(
-            self.seconds, (sent - start, scored - sent, time.perf_counter() - scored)
-        ):
-            self.seconds[name] += seconds
+        self._count_seconds(start, sent, scored)
         return merged
 
     def marginals(
@@ -321,11 +318,15 @@ class ScoringActors:
         parts = self._call("marginals", [(variance, arrays, chunk_size)] * len(self._actors))
         scored = time.perf_counter()
         mean, var = (np.concatenate(column) for column in zip(*parts))
-        for name, seconds in zip(
-            self.seconds, (sent - start, scored - sent, time.perf_counter() - scored)
-        ):
-            self.seconds[name] += seconds
+        self._count_seconds(start, sent, scored)
         return mean, var
+
+    def _count_seconds(self, start: float, sent: float, scored: float) -> None:
+        """Add a call's broadcast (``start`` to ``sent``), score (to ``scored``) and merge (to
+        now) seconds to :attr:`seconds`."""
+        now = time.perf_counter()
+        for name, seconds in zip(self.seconds, (sent - start, scored - sent, now - scored)):
+            self.seconds[name] += seconds
 
     def peak_rss(self) -> list[int]:
         """Each actor's peak resident memory in bytes (waits until every actor is up)."""
