@@ -1,5 +1,5 @@
 """The hallucinating rules (GP-BUCB, BBKB) with their batch-start marginals computed elsewhere
-(a :class:`~trieste_scalable.acquisition.protocols.RemoteMarginals`, as the scoring actors do it
+(a :class:`~trieste_scalable.models.in_batch.RemoteMarginals`, as the scoring actors do it
 on a store's shards) pick what they pick with the marginals computed here, batch by batch, with
 points pending and over a Nyström dictionary; bad uses are refused. The actors themselves:
 ``integration_tests/test_scoring_actors.py``."""

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
+from ..models.in_batch import RemoteMarginals
 from .confidence import ConfidenceWidth, WidthMode
 from .hallucinated import BatchUCBState, HallucinatedBatchRule, Regulariser
-from .protocols import InBatchPosteriorLike, RemoteMarginals
+from .protocols import InBatchPosteriorLike
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
 
 __all__ = ["BBKB", "BKB", "GPBUCB", "BatchUCBState"]

@@ -32,11 +32,12 @@ from trieste.models.interfaces import ProbabilisticModel
 from trieste.space import Box, DiscreteSearchSpace, SearchSpace
 from trieste.types import State, Tag, TensorType
 
+from ..models.in_batch import RemoteMarginals
 from ..numerics.bits import Rows, prepend_rows, take_rows
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .pending import Points, failed_points, outstanding, proposed, rows_seen
-from .protocols import InBatchPosteriorLike, RemoteMarginals, SupportsHallucination
+from .protocols import InBatchPosteriorLike, SupportsHallucination
 from .rule_state import check_state, saved_state
 from .stopping import StoppingRule
 from .summaries import LogsStatistics

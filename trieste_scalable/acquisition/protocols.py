@@ -13,32 +13,12 @@ any model offering them works (ours, Trieste's, or a user's).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Protocol, runtime_checkable
+from typing import Iterable, Optional, Protocol, runtime_checkable
 
-import numpy as np
 import tensorflow as tf
 
-from ..numerics.dtc_posterior import DTCPosterior
+from ..models.in_batch import RemoteMarginals
 from ..numerics.linalg import SliceableRows
-
-
-class RemoteMarginals(Protocol):
-    """Computes the batch-start marginals of a candidate set held elsewhere, e.g. a library
-    store's shards on Ray actors (:class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`),
-    equal to those :class:`~trieste_scalable.models.in_batch.InBatchPosterior` computes over the
-    whole set in this process (row by row: each row's values do not depend on the rows it is
-    chunked with)."""
-
-    @property
-    def num_candidates(self) -> int:
-        """N, the candidates (in the order of the rule's search space)."""
-
-    def marginals(
-        self, kernel: Any, posterior: DTCPosterior, chunk_size: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The mean and ridge-leverage variance [N] of every candidate under ``posterior``
-        (:func:`~trieste_scalable.numerics.dtc.marginals` with ``kernel``, ``chunk_size`` rows
-        a call)."""
 
 
 class InBatchPosteriorLike(Protocol):

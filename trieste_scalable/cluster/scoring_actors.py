@@ -304,7 +304,7 @@ class ScoringActors:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The batch-start mean and ridge-leverage variance [N] of every row of the store, in
         order, computed on the actors (a
-        :class:`~trieste_scalable.acquisition.protocols.RemoteMarginals`: what GP-BUCB, BBKB and
+        :class:`~trieste_scalable.models.in_batch.RemoteMarginals`: what GP-BUCB, BBKB and
         BKB score a library by; equal to the driver's, so they pick what one process picks).
 
         :raise ValueError: Unless ``kernel`` is the Tanimoto kernel on binary fingerprints.

@@ -17,16 +17,35 @@ their features kept).
 from __future__ import annotations
 
 import hashlib
-from typing import Callable, Hashable, Iterable, Optional
+from typing import Any, Callable, Hashable, Iterable, Optional, Protocol
 
 import numpy as np
 import tensorflow as tf
 
-from ..acquisition.protocols import RemoteMarginals
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
+from ..numerics.dtc_posterior import DTCPosterior
 from ..numerics.hallucination import HallucinatedPoints, RowFeatures
 from ..numerics.linalg import SliceableRows, chunked_map
+
+
+class RemoteMarginals(Protocol):
+    """Computes the batch-start marginals of a candidate set held elsewhere, e.g. a library
+    store's shards on Ray actors (:class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`),
+    equal to those :class:`InBatchPosterior` computes over the whole set in this process (row by
+    row: each row's values do not depend on the rows it is chunked with). Here, not beside the
+    rules' protocols: the models do not import the rules."""
+
+    @property
+    def num_candidates(self) -> int:
+        """N, the candidates (in the order of the rule's search space)."""
+
+    def marginals(
+        self, kernel: Any, posterior: DTCPosterior, chunk_size: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The mean and ridge-leverage variance [N] of every candidate under ``posterior``
+        (:func:`~trieste_scalable.numerics.dtc.marginals` with ``kernel``, ``chunk_size`` rows
+        a call)."""
 
 
 class InBatchPosterior:
