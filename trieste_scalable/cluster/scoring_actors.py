@@ -176,13 +176,19 @@ class ShardScorer:
         if self._dtc is None:  # compiled once, on the first batch asking
             self._dtc = CompiledDTC(self._kernel, tf.float64)
         state = DTCPosterior(*(tf.constant(part) for part in posterior))
-        parts = [(np.zeros([0]), np.zeros([0]))]
+        parts, call = [(np.zeros([0]), np.zeros([0]))], partial(self._dtc.marginals, state)
         for rows, _, _ in self._shards:
-            call = partial(self._dtc.marginals, state)
             parts.append(tuple(t.numpy() for t in chunked_map(call, rows, chunk_size)))
             self._anonymous = max(self._anonymous, anonymous_rss())
         mean, var = (np.concatenate(column) for column in zip(*parts))
         return mean, var
+
+
+def _check_kernel(kernel: Any) -> None:
+    """Raise ``ValueError`` unless ``kernel`` is what the actors compute: the Tanimoto kernel on
+    binary fingerprints."""
+    if not (isinstance(kernel, Tanimoto) and kernel.binary_inputs):
+        raise ValueError("scoring actors score the Tanimoto kernel on binary fingerprints")
 
 
 def merge_lowest(
@@ -271,8 +277,7 @@ class ScoringActors:
     ) -> tuple[np.ndarray, np.ndarray]:
         """See :class:`~trieste_scalable.sampling.scoring.RemoteSampleScoring`."""
         kernel = features.kernel
-        if not (isinstance(kernel, Tanimoto) and kernel.binary_inputs):
-            raise ValueError("scoring actors score the Tanimoto kernel on binary fingerprints")
+        _check_kernel(kernel)
         if features.num_features != self._num_features:
             raise ValueError(f"the actors hold {self._num_features} features, not the rule's")
         if not isinstance(mean_function, (LiveConstantMean, gpflow.mean_functions.Constant)):
@@ -309,8 +314,7 @@ class ScoringActors:
 
         :raise ValueError: Unless ``kernel`` is the Tanimoto kernel on binary fingerprints.
         """
-        if not (isinstance(kernel, Tanimoto) and kernel.binary_inputs):
-            raise ValueError("scoring actors score the Tanimoto kernel on binary fingerprints")
+        _check_kernel(kernel)
         start = time.perf_counter()
         variance = kernel.variance.unconstrained_variable.numpy()
         arrays = self._ray.put(tuple(np.asarray(part) for part in posterior))

@@ -88,7 +88,7 @@ class InBatchPosterior:
         self, candidates: SliceableRows, remote: Optional[RemoteMarginals] = None
     ) -> tuple[tf.Tensor, tf.Tensor]:
         """Batch-start mean and ridge-leverage variance of each candidate [N] (chunked); with
-        ``remote``, computed there from the batch-start posterior, in the same chunks of rows.
+        ``remote``, computed there from the batch-start posterior, in chunks of the same size.
 
         :raise ValueError: If ``remote`` holds another number of candidates.
         """
