@@ -16,6 +16,7 @@ from trieste_scalable.models import (
     DictionaryPolicy,
     ExactDictionary,
     NystromGPR,
+    PivotedCholeskyDictionary,
     RidgeLeverageSampler,
 )
 
@@ -138,8 +139,9 @@ def test_box_search_space_uses_a_candidate_pool() -> None:
 
 def test_rules_reject_bad_configuration() -> None:
     space, data = problem(0)
+    sparse = make_model(data, dictionary=PivotedCholeskyDictionary(4))
     with pytest.raises(ValueError, match="ExactDictionary"):
-        GPBUCB().acquire_single(space, make_model(data), data)(None)
+        GPBUCB().acquire_single(space, sparse, data)(None)
     with pytest.raises(ValueError, match="NystromGPR"):
         BBKB().acquire_single(space, object(), data)(None)  # type: ignore[arg-type]
     product = TaggedProductSearchSpace([space, space])

@@ -8,7 +8,12 @@ import pytest
 import tensorflow as tf
 from trieste.data import Dataset
 
-from trieste_scalable.models import ExactDictionary, NystromGPR, RidgeLeverageSampler
+from trieste_scalable.models import (
+    ExactDictionary,
+    NystromGPR,
+    PivotedCholeskyDictionary,
+    RidgeLeverageSampler,
+)
 from trieste_scalable.numerics import dtc
 from trieste_scalable.numerics.linalg import CholeskyError
 
@@ -328,7 +333,8 @@ def test_fast_update_with_an_exact_dictionary_equals_gpr_on_the_extended_data() 
 
 def test_fast_update_with_a_sparse_dictionary_equals_refactorising_with_that_dictionary() -> None:
     data = replicated_dataset(1, num_unique=60)
-    model = NystromGPR(se_kernel(), NOISE, data, dictionary=RidgeLeverageSampler(1.0, seed=0))
+    model = NystromGPR(se_kernel(), NOISE, data, dictionary=PivotedCholeskyDictionary(20))
+    assert int(model.dictionary.shape[0]) == 20  # sparse: the fantasies keep the dictionary
     rng = np.random.default_rng(2)
     extras = [rng.uniform(size=(3, 2)) for _ in range(2)]
     observed = [rng.normal(size=(3, 1)) for _ in range(2)]
@@ -359,6 +365,38 @@ def test_fast_update_with_a_sparse_dictionary_equals_refactorising_with_that_dic
         ref_mean, ref_s2 = model.compiled.marginals(post, x)
         np.testing.assert_allclose(mean[k, :, 0], ref_mean + centre, rtol=1e-8)
         np.testing.assert_allclose(var[k, :, 0], NOISE * ref_s2, rtol=1e-7)
+
+
+def test_a_compiled_fantasy_follows_the_dictionary_filling_and_dropping_points() -> None:
+    class FullThenHalf(RidgeLeverageSampler):  # every input at the first update, then half
+        def _select(self, counts: np.ndarray, variances: np.ndarray) -> np.ndarray:
+            self.draws = getattr(self, "draws", 0) + 1
+            return np.arange(counts.size if self.draws == 1 else counts.size // 2)
+
+    data = replicated_dataset(4, num_unique=30, num_repeats=0)
+    first = Dataset(data.query_points[:20], data.observations[:20])
+    model = NystromGPR(se_kernel(), NOISE, first, dictionary=FullThenHalf())
+    rng = np.random.default_rng(5)
+    extra = Dataset(tf.constant(rng.uniform(size=(3, 2))), tf.constant(rng.normal(size=(3, 1))))
+    x = tf.constant(rng.uniform(size=(10, 2)))
+    compiled = tf.function(lambda: model.conditional_predict_f(x, extra))
+    before = compiled()  # traced while the draw keeps every point: exact, GPR's
+    gpr = reference_gpr(first + extra, se_kernel(), NOISE, model.prior_mean)
+    np.testing.assert_allclose(before[1], gpr.predict_f(x)[1], rtol=1e-6, atol=1e-12)
+    model.update(data)  # the draw keeps half: the fantasies keep the dictionary
+    assert int(model.dictionary.shape[0]) == 15
+    after, eager = compiled(), model.conditional_predict_f(x, extra)
+    np.testing.assert_allclose(after[0], eager[0], rtol=1e-10)
+    np.testing.assert_allclose(after[1], eager[1], rtol=1e-10)
+    wrong = model.compiled.condition_extending  # what a trace frozen on "exact" would use
+    assert not np.allclose(eager[1][:, 0], _extended_variances(model, wrong, x, extra))
+
+
+def _extended_variances(model: NystromGPR, condition, x, extra) -> np.ndarray:  # type: ignore[no-untyped-def]
+    post = model._require_posterior()
+    residuals = extra.observations[:, 0] - model._centre_tensor() - post.mean
+    conditioned = condition(post, extra.query_points, residuals)
+    return (NOISE * model.compiled.marginals(conditioned, x)[1]).numpy()
 
 
 def test_triestes_fantasizer_runs_on_the_fast_updates_and_matches_gpr() -> None:

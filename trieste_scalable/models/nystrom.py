@@ -20,6 +20,7 @@ from .dictionary import DictionaryPolicy, RidgeLeverageSampler
 from .fit_objectives import Objective
 from .in_batch import InBatchPosterior
 from .inducing_view import InducingVariables, InducingView
+from .live import dynamic_variable
 
 
 class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
@@ -78,6 +79,9 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         self._dictionary_index = np.zeros([0], dtype=np.int64)
         self._used_jitter = jitter
         self._resparsification_seconds = 0.0
+        # whether the dictionary holds every input, as compiled fantasies read it (live: a
+        # ridge-leverage draw may keep every point at one update and not at the next)
+        self._exact_variable = dynamic_variable(tf.constant(False))
         if dataset is not None:
             self.update(dataset)
 
@@ -133,6 +137,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         posterior, used = self._factorise(data, index)
         self._data, self._dictionary_index = data, index
         self._posterior, self._used_jitter = posterior, used
+        self._exact_variable.assign(self._exact)
         self._resparsification_seconds = time.perf_counter() - start
 
     def _refactorise(self) -> None:
@@ -266,7 +271,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         """``predict`` (mean, second moment; centred) under the posterior conditioned on each
         leading index of ``additional`` (graph-safe: Trieste calls this inside ``map_fn``)."""
         post = self._require_posterior()
-        condition = self.compiled.condition_extending if self._exact else self.compiled.condition
+        ops = self.compiled
         x = self._check_points(additional.query_points)
         y = tf.convert_to_tensor(additional.observations, dtype=self._dtype)
         tf.debugging.assert_all_finite(y, "additional observations must be finite")
@@ -274,7 +279,11 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         residuals = tf.reshape(y, [tf.shape(points)[0], -1]) - self._centre_tensor() - post.mean
 
         def one(args: tuple[tf.Tensor, tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
-            mean, second = predict(condition(post, *args))
+            mean, second = tf.cond(
+                self._exact_variable,
+                lambda: predict(ops.condition_extending(post, *args)),
+                lambda: predict(ops.condition(post, *args)),
+            )
             return mean + self._centre_tensor(), second
 
         spec = tf.TensorSpec(None, self._dtype)
