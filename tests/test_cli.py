@@ -140,8 +140,33 @@ def test_bad_arguments_give_a_message_and_exit_code(
         command = ["optimize", "--algorithm", algorithm, "--ratio-threshold", threshold]
         assert main(command + ["--logdir", str(tmp_path)]) == 2
         assert f"--ratio-threshold must be {bound}" in capsys.readouterr().err
+    for algorithm, value, message in (
+        ("bbkb", "0", "--regulariser must be positive"),
+        ("bkb", "nan", "--regulariser must be positive"),
+        ("ts", "1", "--regulariser applies to bbkb, bbkb-local, bkb, gp-bucb, not ts"),
+        ("mini-ucb", "1", "not mini-ucb"),
+    ):
+        command = ["optimize", "--algorithm", algorithm, "--regulariser", value]
+        assert main(command + ["--logdir", str(tmp_path)]) == 2
+        assert message in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["optimize", "--algorithm", "nope"])
+
+
+def test_regulariser_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    regularisers = []
+    campaign_build = algorithms.build
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        model, rule = campaign_build(*args, **kwargs)
+        regularisers.append(rule._regulariser)
+        return model, rule
+
+    monkeypatch.setattr(algorithms, "build", spy)
+    command = ["optimize", "--algorithm", "gp-bucb", "--budget", "5", "--quiet"]
+    assert main(command + ["--logdir", str(tmp_path / "a"), "--regulariser", "0.25"]) == 0
+    assert main(command + ["--logdir", str(tmp_path / "b")]) == 0
+    assert regularisers == [0.25, "kernel_variance"]
 
 
 def test_ratio_threshold_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -141,6 +141,7 @@ def build(
     budget: Optional[int] = None,
     redraw_features_every: Optional[int] = None,
     ratio_threshold: Optional[float] = None,
+    regulariser: Optional[float] = None,
     keep_sign_features: bool = True,
     remote_scoring: Optional[RemoteSampleScoring] = None,
     exploration_rate: Optional[float] = None,
@@ -164,6 +165,8 @@ def build(
         batches (see :class:`~.acquisition.BatchThompsonSampling`).
     :param ratio_threshold: The stopping threshold of the batch rules and the MINI rules'
         epochs (default the rules' 2; ignored by ``bkb``, ``ts`` and ``random``).
+    :param regulariser: The papers' :math:`\\lambda` of ``bbkb``, ``bbkb-local``, ``bkb`` and
+        ``gp-bucb`` (default the rules' ``"kernel_variance"``; ignored by the others).
     :param keep_sign_features: ``ts`` when screening: keep the library's sign features in the
         cache directory (:class:`LibrarySignStore`).
     :param remote_scoring: Scores a library store's rows elsewhere (its shards on Ray actors,
@@ -247,6 +250,7 @@ def build(
         return replicated, _share(rule)
     ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
     ucb["remote_marginals"] = remote_scoring
+    ucb["regulariser"] = "kernel_variance" if regulariser is None else regulariser
     batches = dict(
         ucb,
         max_batch_size=batch_size if fixed_batches else max_batch_size,

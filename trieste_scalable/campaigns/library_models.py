@@ -42,6 +42,7 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
             budget=remaining,
             num_inducing=spec.inducing,
             ratio_threshold=spec.ratio_threshold,
+            regulariser=spec.regulariser,
             remote_scoring=remote,
             fixed_batches=spec.batch_policy == "fixed",
             dictionary_size=spec.dictionary_size,

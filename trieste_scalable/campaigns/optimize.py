@@ -43,6 +43,7 @@ def run_optimize(spec: OptimizeSpec) -> CampaignResult:
             budget=remaining,
             num_inducing=spec.inducing,
             ratio_threshold=spec.ratio_threshold,
+            regulariser=spec.regulariser,
             exploration_rate=spec.exploration_rate,
             variance_optimism=spec.variance_optimism,
         )

@@ -104,6 +104,13 @@ class CampaignSpec:
         "--workers N --asynchronous, about N + 1 keeps N novel candidates in flight, 2N + 1 "
         "also proposes ahead)",
     )
+    regulariser: Optional[float] = setting(
+        None,
+        "bbkb, bbkb-local, bkb, gp-bucb: the papers' lambda, which sets how long adaptive "
+        "batches grow and the theory widths (default the larger of the noise and kernel "
+        "variances, so batches keep growing at tiny noise; fixed batches ignore it: see "
+        "docs/trieste.md)",
+    )
     batch_policy: Optional[str] = setting(
         None,
         "bbkb, bbkb-local, gp-bucb: adaptive batches end by the stopping rule (capped at "
@@ -208,6 +215,7 @@ class CampaignSpec:
                 raise UsageError(f"{flag(self, name)} applies to fitted models: add --fit")
         if self.seed < 0:
             raise UsageError(f"--seed must be a non-negative integer, got {self.seed}")
+        self._check_regulariser()
         epochs = bool(self.algorithm and self.algorithm.startswith("mini"))
         if epochs and self.batch_policy == "fixed":
             raise UsageError(f"--batch-policy fixed: {self.algorithm}'s epochs set its batches")
@@ -221,6 +229,24 @@ class CampaignSpec:
                 raise UsageError(
                     f"{flags_of(spec_field)[0]} must be one of {', '.join(choices)}, got {value!r}"
                 )
+
+
+    def _check_regulariser(self) -> None:
+        """:raise UsageError: On a regulariser that is not a positive number, or one given to a
+        rule that has none."""
+        value = self.regulariser
+        if value is None:
+            return
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"--regulariser must be positive, got {value}")
+        if self.algorithm is not None and self.algorithm not in REGULARISED:
+            raise UsageError(
+                f"--regulariser applies to {', '.join(REGULARISED)}, not {self.algorithm}"
+            )
+
+
+REGULARISED = ("bbkb", "bbkb-local", "bkb", "gp-bucb")
+"""The rules whose batches and widths take the papers' regulariser."""
 
 
 @dataclass(frozen=True, kw_only=True)
