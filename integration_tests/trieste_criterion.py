@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 import tensorflow as tf
-from trieste.acquisition import LocalPenalization
+from trieste.acquisition import LocalPenalization, NegativeLowerConfidenceBound
 from trieste.acquisition.rule import EfficientGlobalOptimization
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.bayesian_optimizer import BayesianOptimizer
@@ -91,11 +91,17 @@ def _local_penalization() -> Any:
     )
 
 
+def _trieste_ucb() -> Any:
+    return EfficientGlobalOptimization(NegativeLowerConfidenceBound(2.0))
+
+
 TRIESTE_CASES: dict[str, Case] = {
     "Trieste EGO": Case(20, EfficientGlobalOptimization, _trieste_gpr),
+    "Trieste UCB (beta 2)": Case(20, _trieste_ucb, _trieste_gpr),
     "Trieste LocalPenalization": Case(10, _local_penalization, _trieste_gpr),
 }
-"""Trieste's own rules over its GPR, the references the rates are read beside."""
+"""Trieste's own rules over its GPR, the references the rates are read beside (its UCB with
+the width of BKB's and MINI-GP-UCB's default, :math:`\\beta = 2`, beside those two)."""
 
 CASES: dict[str, Case] = {
     "BKB": Case(20, BKB, _nystrom),

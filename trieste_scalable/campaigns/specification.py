@@ -230,7 +230,6 @@ class CampaignSpec:
                     f"{flags_of(spec_field)[0]} must be one of {', '.join(choices)}, got {value!r}"
                 )
 
-
     def _check_regulariser(self) -> None:
         """:raise UsageError: On a regulariser that is not a positive number, or one given to a
         rule that has none."""

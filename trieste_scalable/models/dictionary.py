@@ -23,6 +23,10 @@ class DictionaryPolicy(ABC):
     #: and in-batch hallucinated points join the dictionary too).
     exact: bool = False
 
+    #: Whether the dictionary is a random draw, so that one holding every input is chance, not
+    #: the policy's promise (GP-BUCB's stopping rule, which needs it exact, refuses such a policy).
+    draws_at_random: bool = False
+
     def select(self, counts: np.ndarray, batch_start_variances: np.ndarray) -> np.ndarray:
         """Indices of the unique inputs to keep; never empty if there is at least one input.
 
@@ -97,6 +101,8 @@ class RidgeLeverageSampler(DictionaryPolicy):
     the posterior exact, and then the batch's hallucinated points join the dictionary as
     GP-BUCB's do (:meth:`is_exact`).
     """
+
+    draws_at_random = True
 
     def __init__(
         self,

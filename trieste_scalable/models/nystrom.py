@@ -175,7 +175,11 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
             the current dictionary); default the noise variance (the Bayesian posterior).
         """
         return InBatchPosterior(
-            self.compiled, self._regularised(regulariser), self._exact, self._chunk_size
+            self.compiled,
+            self._regularised(regulariser),
+            self._exact,
+            self._chunk_size,
+            self._policy.draws_at_random,
         )
 
     def information_gain(self, regulariser: Optional[float] = None) -> float:
