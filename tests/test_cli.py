@@ -79,15 +79,7 @@ def test_screen_resumes_without_re_evaluating(
     assert main(args + ["--budget", "80", "--resume"]) == 0  # already complete: no-op
     assert len(_rows(logdir / "evaluations.csv")) == 100
     # --inducing reaches the model; campaigns logged before the flag existed still resume
-    built = []
-    campaign_build = algorithms.build
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        model, rule = campaign_build(*args, **kwargs)
-        built.append(model.num_inducing)
-        return model, rule
-
-    monkeypatch.setattr(algorithms, "build", spy)
+    built = _record_builds(monkeypatch, lambda model, rule: model.num_inducing)
     inducing = tmp_path / "inducing"
     with_inducing = [a if a != str(logdir) else str(inducing) for a in args] + ["--inducing"]
     assert main(with_inducing + ["7", "--budget", "20"]) == 0
@@ -154,15 +146,7 @@ def test_bad_arguments_give_a_message_and_exit_code(
 
 
 def test_regulariser_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    regularisers = []
-    campaign_build = algorithms.build
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        model, rule = campaign_build(*args, **kwargs)
-        regularisers.append(rule._regulariser)
-        return model, rule
-
-    monkeypatch.setattr(algorithms, "build", spy)
+    regularisers = _record_builds(monkeypatch, lambda model, rule: rule._regulariser)
     command = ["optimize", "--algorithm", "gp-bucb", "--budget", "5", "--quiet"]
     assert main(command + ["--logdir", str(tmp_path / "a"), "--regulariser", "0.25"]) == 0
     assert main(command + ["--logdir", str(tmp_path / "b")]) == 0
@@ -170,19 +154,25 @@ def test_regulariser_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_ratio_threshold_reaches_the_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    thresholds = []
-    campaign_build = algorithms.build
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        model, rule = campaign_build(*args, **kwargs)
-        thresholds.append(rule._stopping.ratio_threshold)
-        return model, rule
-
-    monkeypatch.setattr(algorithms, "build", spy)
+    thresholds = _record_builds(monkeypatch, lambda model, rule: rule._stopping.ratio_threshold)
     command = ["optimize", "--algorithm", "bbkb", "--budget", "5", "--quiet"]
     assert main(command + ["--logdir", str(tmp_path / "a"), "--ratio-threshold", "7.5"]) == 0
     assert main(command + ["--logdir", str(tmp_path / "b")]) == 0
     assert thresholds == [7.5, 2.0]
+
+
+def _record_builds(monkeypatch: pytest.MonkeyPatch, read: Any) -> list:  # type: ignore[type-arg]
+    """What ``read(model, rule)`` gives of every (model, rule) the campaigns build from now on."""
+    seen = []
+    campaign_build = algorithms.build
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        model, rule = campaign_build(*args, **kwargs)
+        seen.append(read(model, rule))
+        return model, rule
+
+    monkeypatch.setattr(algorithms, "build", spy)
+    return seen
 
 
 def _resolved(*argv: str) -> Any:
