@@ -21,14 +21,14 @@ from ..problems.molecules import (
 )
 from ..problems.score_table import renamed
 from .setting_fields import setting
-from .specification import CampaignSpec, flag, too_many
+from .specification import HALLUCINATED_BATCH_RULES, CampaignSpec, flag, too_many
 
 DEFAULT_DICTIONARY = 1000
 """``gp-bucb``'s dictionary in a library campaign (``--inducing``): an exact GP while the
 molecules evaluated are no more, a Nyström GP over this many of them after
 (``benchmarks/molpal_enamine.py``, ``benchmarks/library_scale_rules.py``; ``docs/screening.md``)."""
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
-SCORED_ON_ACTORS = ("gp-bucb", "bbkb", "bbkb-local", "bkb", "ts")
+SCORED_ON_ACTORS = (*HALLUCINATED_BATCH_RULES, "ts")
 """The rules ``--scoring-actors`` scores a library store for: Thompson samples (``ts``), the
 batch-start marginals (the others; see
 :class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`)."""

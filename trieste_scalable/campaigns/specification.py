@@ -238,14 +238,13 @@ class CampaignSpec:
             return
         if not (math.isfinite(value) and value > 0):
             raise UsageError(f"--regulariser must be positive, got {value}")
-        if self.algorithm is not None and self.algorithm not in REGULARISED:
-            raise UsageError(
-                f"--regulariser applies to {', '.join(REGULARISED)}, not {self.algorithm}"
-            )
+        rules = HALLUCINATED_BATCH_RULES
+        if self.algorithm is not None and self.algorithm not in rules:
+            raise UsageError(f"--regulariser applies to {', '.join(rules)}, not {self.algorithm}")
 
 
-REGULARISED = ("bbkb", "bbkb-local", "bkb", "gp-bucb")
-"""The rules whose batches and widths take the papers' regulariser."""
+HALLUCINATED_BATCH_RULES = ("bbkb", "bbkb-local", "bkb", "gp-bucb")
+"""The rules that grow batches by hallucinated variances: the papers' regulariser is theirs."""
 
 
 @dataclass(frozen=True, kw_only=True)
