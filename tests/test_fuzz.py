@@ -165,7 +165,7 @@ def test_second_campaign_on_a_held_directory_names_the_holder(
         (["screen", "--noise", "nan"], "--noise must be finite"),
         (["screen", "--budget", "0"], "--budget must be positive"),
         (["screen", "--scoring-actors", "0"], "--scoring-actors must be positive"),
-        (["screen", "--scoring-actors", "2"], "bbkb-local, bkb, ts over a library store"),
+        (["screen", "--scoring-actors", "2"], "bbkb-local, bkb, gp-bucb, ts over a library store"),
     ],
 )
 def test_invalid_settings_write_nothing_and_exit_2(
