@@ -31,30 +31,9 @@ def test_bkb_solves_simple_quadratic_one_point_a_step() -> None:
     assert set(outcome.batch_sizes) == {1}
 
 
-SHORT_OF_THE_CRITERION = {
-    "BBKB": "batches of 2 (Global rule at lambda = kappa^2) reach a minimiser's 5 % in 1 of 5 "
-    "seeds (benchmarks/trieste_criterion.py)",
-}
-"""Rules measured short of the protocol below (issue 56 open): their cases are strict expected
-failures, so a rule that starts meeting it fails the test until it is moved out of here."""
-
-
-def _branin_cases() -> list:  # type: ignore[type-arg]
-    return [
-        pytest.param(
-            name,
-            marks=[pytest.mark.xfail(strict=True, reason=SHORT_OF_THE_CRITERION[name])]
-            if name in SHORT_OF_THE_CRITERION
-            else [],
-            id=name,
-        )
-        for name in CASES
-    ]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("loop", ["ask_tell", "reload", "bayesian_optimizer"])
-@pytest.mark.parametrize("name", _branin_cases())
+@pytest.mark.parametrize("name", list(CASES))
 def test_rule_meets_trieste_criterion_on_scaled_branin(name: str, loop: str) -> None:
     outcomes = [run_case(name, "branin", seed=0, loop=loop)]  # type: ignore[arg-type]
     if not outcomes[0].passed:

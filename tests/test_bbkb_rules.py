@@ -16,6 +16,7 @@ from trieste_scalable.models import (
     DictionaryPolicy,
     ExactDictionary,
     NystromGPR,
+    PivotedCholeskyDictionary,
     RidgeLeverageSampler,
 )
 
@@ -138,8 +139,12 @@ def test_box_search_space_uses_a_candidate_pool() -> None:
 
 def test_rules_reject_bad_configuration() -> None:
     space, data = problem(0)
-    with pytest.raises(ValueError, match="ExactDictionary"):
-        GPBUCB().acquire_single(space, make_model(data), data)(None)
+    sparse = make_model(data, dictionary=PivotedCholeskyDictionary(4))
+    full_draw = make_model(data)  # a ridge-leverage draw from the prior keeps all 8 points
+    assert full_draw.batch_posterior().exact
+    for model in (sparse, full_draw):
+        with pytest.raises(ValueError, match="ExactDictionary"):
+            GPBUCB().acquire_single(space, model, data)(None)
     with pytest.raises(ValueError, match="NystromGPR"):
         BBKB().acquire_single(space, object(), data)(None)  # type: ignore[arg-type]
     product = TaggedProductSearchSpace([space, space])

@@ -27,6 +27,7 @@ def sparse_model(seed: int) -> NystromGPR:
 
 def test_hallucination_equals_recomputation_with_the_points_as_data() -> None:
     model = sparse_model(0)
+    assert not model.batch_posterior().exact  # the draw dropped points: the dictionary is kept
     pending = tf.constant(np.random.default_rng(1).uniform(size=(3, 2)))
     in_batch = model.batch_posterior()
     for i in range(3):
@@ -54,20 +55,20 @@ def test_hallucination_equals_recomputation_with_the_points_as_data() -> None:
     np.testing.assert_allclose(in_batch.variance(x), expected, rtol=1e-9)
 
 
-def test_exact_hallucination_equals_gpr_conditioned_on_pending_points() -> None:
+@pytest.mark.parametrize(
+    "policy", [ExactDictionary(), RidgeLeverageSampler(2.0, seed=0)], ids=["exact", "full_draw"]
+)
+def test_exact_hallucination_equals_gpr_conditioned_on_pending_points(policy) -> None:  # type: ignore[no-untyped-def]
+    # a ridge-leverage draw from the prior keeps every point here (2 k(x, x) / lambda > 1)
     data = replicated_dataset(3)
     model = NystromGPR(
-        se_kernel(),
-        NOISE,
-        data,
-        dictionary=ExactDictionary(),
-        fit_hyperparameters=False,
-        jitter=1e-14,
+        se_kernel(), NOISE, data, dictionary=policy, fit_hyperparameters=False, jitter=1e-14
     )
     rng = np.random.default_rng(4)
     pending = rng.uniform(size=(20, 2))  # more than the padding: forces a capacity growth
     pending[5] = pending[2]  # a repeat inside the batch
     in_batch = model.batch_posterior()
+    assert in_batch.exact
     for i in range(len(pending)):
         in_batch.add(tf.constant(pending[i : i + 1]))
     x = np.concatenate([data.query_points.numpy(), pending])
@@ -149,6 +150,35 @@ def test_global_local_rule_switches_to_local_statistic() -> None:
     assert rule.global_statistic > 1.5
     assert rule.statistic <= rule.global_statistic + 1e-12
     assert 1 + s2_0[order[: stopped_at + 1]].sum() == pytest.approx(rule.global_statistic)
+
+
+def test_global_local_rule_adds_a_repeated_pick_s_terms_without_recomputing_them() -> None:
+    # a repeat's local terms are its batch-start ones: kept, not recomputed, and the statistic
+    # equals the sum of each pick's terms computed afresh
+    model = sparse_model(0)
+    candidates = tf.constant(np.random.default_rng(0).uniform(size=(300, 2)))
+    in_batch = model.batch_posterior()
+    _, s2_0 = (t.numpy() for t in in_batch.batch_start_marginals(candidates))
+    picks = [int(np.argmax(s2_0)), 3, 3, 7, 3, 7, 7]
+    rule = GlobalLocalStopping(1.0).start(in_batch, candidates, s2_0)  # local from the first
+    computed: list[int] = []
+    compute = in_batch.local_terms
+
+    def counted(points, rows):  # type: ignore[no-untyped-def]
+        computed.append(int(points.shape[0]))
+        return compute(points, rows)
+
+    in_batch.local_terms = counted  # type: ignore[method-assign]
+    full = projected = np.zeros(300)
+    for j in picks:
+        rule.add(j, float("nan"))
+        one_full, one_projected = (
+            t.numpy() for t in compute(tf.gather(candidates, [j]), candidates)
+        )
+        full, projected = full + one_full, projected + one_projected
+        expected = 1 + np.max(np.maximum(full, projected) / s2_0)
+        assert rule.statistic == pytest.approx(expected, rel=1e-12)
+    assert computed == [1, 1, 1]  # the three distinct picks, once each
 
 
 @pytest.mark.parametrize("max_rows", [0, 5, 100])

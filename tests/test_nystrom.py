@@ -367,15 +367,11 @@ def test_fast_update_with_a_sparse_dictionary_equals_refactorising_with_that_dic
         np.testing.assert_allclose(var[k, :, 0], NOISE * ref_s2, rtol=1e-7)
 
 
-def test_a_compiled_fantasy_follows_the_dictionary_dropping_points() -> None:
-    # a policy exact while the inputs fit (PivotedCholeskyDictionary) stops being exact later
+def test_a_compiled_fantasy_follows_the_dictionary_filling_and_dropping_points() -> None:
     class FullThenHalf(RidgeLeverageSampler):  # every input at the first update, then half
         def _select(self, counts: np.ndarray, variances: np.ndarray) -> np.ndarray:
             self.draws = getattr(self, "draws", 0) + 1
             return np.arange(counts.size if self.draws == 1 else counts.size // 2)
-
-        def is_exact(self, num_selected: int, num_inputs: int) -> bool:  # as pivoted Cholesky's
-            return num_selected == num_inputs
 
     data = replicated_dataset(4, num_unique=30, num_repeats=0)
     first = Dataset(data.query_points[:20], data.observations[:20])

@@ -159,8 +159,9 @@ class GPBUCB(HallucinatedBatchRule):
         )  # fmt: skip
 
     def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:
-        if not (posterior.exact or self._fixed):
+        if not (posterior.guaranteed_exact or self._fixed):
             raise ValueError(
                 "GPBUCB's stopping rule needs an exact GP: build NystromGPR with "
-                "dictionary=ExactDictionary(), or fix the batches (fixed_batch_size=True)"
+                "dictionary=ExactDictionary(), or fix the batches (fixed_batch_size=True); a "
+                "ridge-leverage dictionary is exact only when a draw happens to keep every point"
             )

@@ -31,7 +31,12 @@ class InBatchPosteriorLike(Protocol):
 
     @property
     def exact(self) -> bool:
-        """Whether the posterior is exact (GP-BUCB's requirement)."""
+        """Whether the posterior is exact (the batch's points then join its dictionary)."""
+
+    @property
+    def guaranteed_exact(self) -> bool:
+        """Whether it is exact by the model's design, not by a random draw's chance (GP-BUCB's
+        requirement)."""
 
     @property
     def dictionary_size(self) -> int:

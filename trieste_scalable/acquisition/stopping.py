@@ -28,6 +28,11 @@ from .protocols import InBatchPosteriorLike
 
 Watch = TypeVar("Watch", bound="StoppingRule")
 
+REPEAT_TERMS_BYTES = 64 * 2**20
+"""Memory for the local terms of a batch's latest picks, which a repeat adds again instead of
+recomputing them (an O(N M) pass over the candidates): over an exact posterior the Global rule
+lets a confident point be picked thousands of times in one batch."""
+
 
 class StoppingRule(ABC):
     """Watches a batch as it grows: :meth:`start` returns a copy of the rule that watches one
@@ -106,6 +111,7 @@ class GlobalLocalStopping(StoppingRule):
         self._batch: list[int] = []
         self._full: np.ndarray | None = None
         self._projected: np.ndarray | None = None
+        self._terms_of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def add(self, index: int, in_batch_variance: float) -> bool:
         self._batch.append(index)
@@ -122,11 +128,23 @@ class GlobalLocalStopping(StoppingRule):
         return self.local_statistic() > self.ratio_threshold
 
     def _accumulate(self, indices: list[int]) -> None:
-        points = take_rows(self._candidates, indices)
-        full, projected = self._posterior.local_terms(points, self._candidates)
-        full, projected = full.numpy(), projected.numpy()
+        if len(indices) == 1 and indices[0] in self._terms_of:
+            full, projected = self._terms_of[indices[0]]  # batch-start terms: a repeat's are equal
+        else:
+            points = take_rows(self._candidates, indices)
+            full, projected = self._posterior.local_terms(points, self._candidates)
+            full, projected = full.numpy(), projected.numpy()
+            if len(indices) == 1:
+                self._keep_terms(indices[0], full, projected)
         self._full = full if self._full is None else self._full + full
         self._projected = projected if self._projected is None else self._projected + projected
+
+    def _keep_terms(self, index: int, full: np.ndarray, projected: np.ndarray) -> None:
+        """Keep a pick's terms, dropping the oldest kept beyond :data:`REPEAT_TERMS_BYTES`."""
+        capacity = max(1, REPEAT_TERMS_BYTES // max(1, full.nbytes + projected.nbytes))
+        while len(self._terms_of) >= capacity:
+            del self._terms_of[next(iter(self._terms_of))]
+        self._terms_of[index] = (full, projected)
 
     def local_statistic(self) -> float:
         """:math:`\\max_i 1 + \\max(r^{full}_i, r^{proj}_i)/\\tilde\\sigma^2_{fb}(x_i)`."""

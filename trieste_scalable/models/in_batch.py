@@ -57,15 +57,23 @@ class InBatchPosterior:
         conditioned on through the whole batch-start covariance, as if they joined the
         dictionary.
     :param chunk_size: Candidates per compiled call.
+    :param by_chance: Whether an exact posterior is a random draw's chance (a ridge-leverage
+        draw that kept every input), not the dictionary policy's promise.
     """
 
     def __init__(
-        self, ops: CompiledDTC, posterior: dtc.DTCPosterior, extend: bool, chunk_size: int
+        self,
+        ops: CompiledDTC,
+        posterior: dtc.DTCPosterior,
+        extend: bool,
+        chunk_size: int,
+        by_chance: bool = False,
     ):
         self._ops = ops
         self._posterior = self._batch_start = posterior
         self._hallucinated = HallucinatedPoints.none(posterior)  # the points selected so far
         self._extend = extend
+        self._by_chance = by_chance
         self._chunk_size = chunk_size
         self._features = self._feature_cache()
 
@@ -78,6 +86,12 @@ class InBatchPosterior:
     def exact(self) -> bool:
         """Whether the posterior is exact (an exact dictionary)."""
         return self._extend
+
+    @property
+    def guaranteed_exact(self) -> bool:
+        """Whether it is exact by the dictionary policy, not by a random draw that happened to
+        keep every input."""
+        return self._extend and not self._by_chance
 
     @property
     def dictionary_size(self) -> int:

@@ -80,7 +80,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         self._used_jitter = jitter
         self._resparsification_seconds = 0.0
         # whether the dictionary holds every input, as compiled fantasies read it (live: a
-        # policy exact while the inputs fit, as pivoted Cholesky's, stops being so later)
+        # ridge-leverage draw may keep every point at one update and not at the next)
         self._exact_variable = dynamic_variable(tf.constant(False))
         if dataset is not None:
             self.update(dataset)
@@ -175,7 +175,11 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
             the current dictionary); default the noise variance (the Bayesian posterior).
         """
         return InBatchPosterior(
-            self.compiled, self._regularised(regulariser), self._exact, self._chunk_size
+            self.compiled,
+            self._regularised(regulariser),
+            self._exact,
+            self._chunk_size,
+            self._policy.draws_at_random,
         )
 
     def information_gain(self, regulariser: Optional[float] = None) -> float:
