@@ -57,8 +57,8 @@ class CampaignSpec:
 
     algorithm: Optional[str] = setting(
         None,
-        "default {default_algorithm} (screen: ts for asynchronous campaigns and library stores, "
-        "whose scale an exact GP does not reach; a resumed campaign's own)",
+        "default {default_algorithm} (screen: ts for asynchronous campaigns, where the "
+        "fastest proposals keep the workers fed; a resumed campaign's own)",
         choices=ALGORITHMS,
     )
     budget: int = setting(300, "evaluations after the initial design")
