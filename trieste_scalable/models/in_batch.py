@@ -53,7 +53,8 @@ class InBatchPosterior:
 
     :param ops: The model's compiled numerics.
     :param posterior: The batch-start DTC posterior.
-    :param extend: Whether the posterior is exact (an exact dictionary): selected points are then
+    :param extend: Whether the posterior is exact (the dictionary holds every evaluated input,
+        by the policy or by a draw's chance): selected points are then
         conditioned on through the whole batch-start covariance, as if they joined the
         dictionary.
     :param chunk_size: Candidates per compiled call.
@@ -84,7 +85,7 @@ class InBatchPosterior:
 
     @property
     def exact(self) -> bool:
-        """Whether the posterior is exact (an exact dictionary)."""
+        """Whether the posterior is exact (the dictionary holds every evaluated input)."""
         return self._extend
 
     @property
