@@ -18,11 +18,11 @@ the same 20 random points and submits for ``--seconds`` (what is in flight then 
   asked two points per worker at a time, handed out as workers free up (the command line's
   default with ``--asynchronous``: an acquisition also refills the proposals in hand), or one
   batch of one point per worker told together;
-- ``gp-bucb async`` / ``gp-bucb sync`` (``screening`` only): the command line's default rule in
-  process, GP-BUCB with fixed batches over at most 1,000 evaluated molecules (a Nyström
-  dictionary beyond), asked two points per worker at a time (the points in flight hallucinated;
-  ``gp-bucb 4N async``: four; ``gp-bucb m=300 async``: over at most 300 points) or one batch
-  of one point per worker;
+- ``gp-bucb async`` / ``gp-bucb sync`` (``screening`` only): the command line's default rule,
+  GP-BUCB with fixed batches over at most 1,000 evaluated molecules (a Nyström dictionary
+  beyond), asked two points per worker at a time (the points in flight hallucinated;
+  ``gp-bucb 4N async``: four, the command line's default with ``--asynchronous``;
+  ``gp-bucb m=300 async``: two, over at most 300 points) or one batch of one point per worker;
 - ``bbkb async`` / ``bbkb sync``: BBKB over NystromGPR (fixed hyperparameters), batches capped
   at 4 or at the number of workers, no repeats;
 - ``bbkb C=... async`` / ``sync``: the same with the stopping threshold raised from 2 to each

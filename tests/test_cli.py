@@ -190,13 +190,14 @@ def test_asynchronous_campaigns_let_adaptive_batches_refill_proposals_in_hand() 
     assert parsed("--workers", "4", "--asynchronous", "--max-batch-size", "2") == 2
 
 
-def test_asynchronous_campaigns_propose_twice_the_workers_at_once_by_default() -> None:
+def test_asynchronous_campaigns_propose_several_points_a_worker_at_once_by_default() -> None:
     def filled(*extra: str) -> int:
         return _resolved("screen", *extra).batch
 
     assert filled() == 100  # screen's own default
     assert filled("--workers", "4") == 100  # whole batches
-    assert filled("--workers", "4", "--asynchronous") == 8
+    assert filled("--workers", "4", "--asynchronous") == 16  # gp-bucb's fixed batches: 4N
+    assert filled("--workers", "4", "--asynchronous", "--algorithm", "ts") == 8
     assert filled("--workers", "4", "--asynchronous", "--batch-size", "3") == 3
 
 

@@ -139,12 +139,19 @@ def test_resolution_follows_the_campaign() -> None:
     assert resolved(OptimizeSpec()).algorithm == "bbkb"
     assert resolved(OptimizeSpec()).batch_policy == "adaptive"
     assert resolved(ScreenSpec(algorithm="mini-ucb")).batch_policy == "adaptive"
-    asynchronous = resolved(ScreenSpec(objective="qed", workers=4, asynchronous=True))
-    assert (asynchronous.algorithm, asynchronous.batch, asynchronous.batch_policy) == (
-        "ts",
-        8,
-        "adaptive",
-    )
+
+    # asynchronous campaigns: the one default rule, its fixed batches four points a worker;
+    # the other rules adaptive (or as given), two points a worker
+    def asynchronous(**settings: Any) -> tuple[str, int, str]:
+        spec = resolved(ScreenSpec(objective="qed", workers=4, asynchronous=True, **settings))
+        return spec.algorithm, spec.batch, spec.batch_policy
+
+    assert asynchronous() == ("gp-bucb", 16, "fixed")
+    assert asynchronous(algorithm="ts") == ("ts", 8, "adaptive")
+    assert asynchronous(algorithm="bbkb") == ("bbkb", 8, "adaptive")
+    assert asynchronous(batch_policy="adaptive") == ("gp-bucb", 8, "adaptive")
+    assert asynchronous(batch_size=5) == ("gp-bucb", 5, "fixed")
+    assert asynchronous(algorithm="bbkb", batch_policy="fixed") == ("bbkb", 8, "fixed")
     with pytest.raises(UsageError, match="--batch-policy fixed: mini-ei's epochs"):
         resolved(ScreenSpec(algorithm="mini-ei", batch_policy="fixed"))
     with pytest.raises(ValueError, match="not resolved"):

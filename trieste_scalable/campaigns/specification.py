@@ -57,8 +57,7 @@ class CampaignSpec:
 
     algorithm: Optional[str] = setting(
         None,
-        "default {default_algorithm} (screen: ts for asynchronous campaigns, where the "
-        "fastest proposals keep the workers fed; a resumed campaign's own)",
+        "default {default_algorithm} (a resumed campaign's own)",
         choices=ALGORITHMS,
     )
     budget: int = setting(300, "evaluations after the initial design")
@@ -66,8 +65,8 @@ class CampaignSpec:
     batch_size: Optional[int] = setting(
         None,
         "for fixed-batch rules (default {default_batch_size}; with --asynchronous, how many "
-        "points are proposed "
-        "at once: default twice the number of workers)",
+        "points are proposed at once: default four times the number of workers for gp-bucb's "
+        "fixed batches, twice for the other rules)",
     )
     max_batch_size: Optional[int] = setting(
         None,
@@ -115,8 +114,8 @@ class CampaignSpec:
         None,
         "bbkb, bbkb-local, gp-bucb: adaptive batches end by the stopping rule (capped at "
         "--max-batch-size); fixed ones have --batch-size points every time (a protocol such as "
-        "MolPAL's), the last cut at the budget (default {default_batch_policy}; a resumed "
-        "campaign's own)",
+        "MolPAL's), the last cut at the budget (default {default_batch_policy}, adaptive "
+        "with --asynchronous except for gp-bucb; a resumed campaign's own)",
         choices=("adaptive", "fixed"),
     )
     seed: int = setting(0, "the campaign's random seed (a non-negative integer)")
