@@ -291,6 +291,7 @@ def memory_library(size: int, distinct: int, base_bits: str | None) -> Path:
     path = OUT / f"memory_{size}_{distinct}.npz"
     if path.is_file():
         return path
+    OUT.mkdir(parents=True, exist_ok=True)
     if base_bits:
         base = np.load(base_bits)
     else:
