@@ -12,6 +12,7 @@ from trieste.objectives.utils import mk_observer
 from trieste.space import Box, DiscreteSearchSpace, TaggedProductSearchSpace
 
 from trieste_scalable.acquisition import BBKB, BKB, GPBUCB, ConfidenceWidth
+from trieste_scalable.acquisition.pick_stream import streaming_picks
 from trieste_scalable.models import (
     DictionaryPolicy,
     ExactDictionary,
@@ -114,6 +115,32 @@ def test_batches_of_distinct_points_on_request(rule_class) -> None:  # type: ign
     )[1]
     assert np.unique(repeated.numpy(), axis=0).shape[0] < repeated.shape[0]  # exploits by repeats
     assert np.unique(distinct.numpy(), axis=0).shape[0] == distinct.shape[0]
+
+
+@pytest.mark.parametrize(
+    "rule", [GPBUCB(max_batch_size=6, fixed_batch_size=True), BBKB(width="constant")]
+)
+def test_each_pick_is_announced_as_made_and_the_announced_picks_are_the_batch(rule) -> None:  # type: ignore[no-untyped-def]
+    space, data = problem(5, num_points=200, num_initial=20)
+    model = make_model(data, noise=1.0, dictionary=ExactDictionary())
+    announced: list[np.ndarray] = []
+    with streaming_picks(announced.append):
+        batch = rule.acquire_single(space, model, data)(None)[1].numpy()
+    assert len(announced) == len(batch) > 1 and all(a.shape == (1, 2) for a in announced)
+    np.testing.assert_array_equal(np.concatenate(announced), batch)  # in the batch's order
+    rule.acquire_single(space, model, data)(None)  # no listener: nothing announced
+    assert len(announced) == len(batch)
+
+
+def test_refined_picks_on_a_box_are_announced_refined() -> None:
+    space = Box([0.0, 0.0], [1.0, 1.0])
+    x = space.sample(6)
+    data = Dataset(x, objective(x))
+    rule = GPBUCB(width="constant", pool_size=100, max_batch_size=3, fixed_batch_size=True)
+    announced: list[np.ndarray] = []
+    with streaming_picks(announced.append):
+        batch = rule.acquire_single(space, make_model(data), data)(None)[1].numpy()
+    np.testing.assert_array_equal(np.concatenate(announced), batch)
 
 
 def test_global_local_batches_are_at_least_as_long_as_global() -> None:

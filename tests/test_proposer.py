@@ -1,10 +1,12 @@
 """The background proposer of asynchronous campaigns, without Ray: results are told all at once
 before the next acquisition (never a failed one), proposals carry the state of the acquisition
-that made them, a rule that proposes nothing is asked again only after a new result, and an
-error on the proposer's thread reaches the caller; acquisitions run in the caller's context."""
+that made them (a pick announced while its acquisition runs: the state before it), a rule that
+proposes nothing is asked again only after a new result, and an error on the proposer's thread
+reaches the caller; acquisitions run in the caller's context."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 import tensorflow as tf
 from trieste.data import Dataset
 
+from trieste_scalable.acquisition.pick_stream import announce
 from trieste_scalable.campaigns.evaluators import Evaluation
 from trieste_scalable.campaigns.proposer import BackgroundProposer, Proposal
 from trieste_scalable.problems.molecules import CACHE_LIBRARY, for_library
@@ -108,3 +111,53 @@ def test_acquisitions_write_cache_entries_for_the_callers_library() -> None:
     assert proposer.wait(10.0)
     proposer.close()
     assert script.calls[0] == ("library", "my.store")  # not "": the entries' library recorded
+
+
+class _Announcing(ScriptedAskTell):
+    """Announces the first ``announced`` points of each batch as a greedy rule picks them, and
+    waits after the first until ``taken`` is set."""
+
+    def __init__(self, batches: list[list[float]], announced: int, wrong: bool = False):
+        super().__init__(batches)
+        self.announced, self.wrong, self.taken = announced, wrong, threading.Event()
+
+    def ask(self) -> tf.Tensor:
+        for i, x in enumerate(self.batches[0][: self.announced] if self.batches else []):
+            announce(tf.constant([[x + 0.5 if self.wrong else x]], tf.float64))
+            if i == 0:
+                assert self.taken.wait(10.0)
+        return super().ask()
+
+
+def test_picks_announced_during_an_acquisition_are_in_hand_before_it_ends() -> None:
+    script = _Announcing([[1.0, 2.0, 3.0]], announced=2)
+    proposer = BackgroundProposer(script, [])
+    proposer.want(3)
+    assert proposer.wait(10.0)
+    # the first pick, while the acquisition waits: the state from before it (none yet)
+    assert [(p.point[0], p.ask, p.state) for p in proposer.take(5)] == [(1.0, 1, None)]
+    assert proposer.asking
+    proposer.want(0)  # no second acquisition (the script has one batch)
+    script.taken.set()
+    while proposer.asking:
+        proposer.wait(0.01)
+    assert [(p.point[0], p.ask, p.state) for p in proposer.take(5)] == [
+        (2.0, 1, None),  # announced before the acquisition ended
+        (3.0, 1, "after ask 1"),  # each point once, in the batch's order
+    ]
+    assert script.calls == [("ask", 1)]
+    proposer.close()
+
+
+def test_announced_picks_that_are_not_the_batch_are_an_error() -> None:
+    script = _Announcing([[1.0, 2.0]], announced=1, wrong=True)
+    script.taken.set()
+    proposer = BackgroundProposer(script, [])
+    proposer.want(2)
+    with pytest.raises(RuntimeError, match="proposing the next points failed") as raised:
+        while True:
+            proposer.wait(10.0)
+            proposer.take(5)
+    assert "not the first rows" in str(raised.value.__cause__)
+    with pytest.raises(RuntimeError):
+        proposer.close()

@@ -15,6 +15,8 @@ with respect to the current posterior (which has seen every told result): the co
 the confidence width of BBKB (its Lemma 1 and Theorem 2, feedback delayed by at most the ratio
 threshold) holds at every acquisition, as in the synchronous algorithm. What is lost is the
 batch structure of the analysis' count of batches: the dictionary is resampled at every tell.
+Each pick is announced as it is made (:mod:`.pick_stream`), so the campaign's free workers need
+not wait for the rest of the batch.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ..numerics.bits import Rows, prepend_rows, take_rows
 from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .pending import Points, failed_points, outstanding, proposed, rows_seen
+from .pick_stream import announce
 from .protocols import InBatchPosteriorLike, SupportsHallucination
 from .rule_state import check_state, saved_state
 from .stopping import StoppingRule
@@ -311,6 +314,7 @@ class HallucinatedBatchRule(
             if refine_in is not None:
                 point = refine_pick(posterior, point, alpha, refine_in, self._refine_iterations)
             points.append(point)
+            announce(point)  # an asynchronous campaign may hand it out now (pick_stream)
             if statistics is not posterior:
                 in_batch = exact or stopping.uses_in_batch_variance
                 variance = float(statistics.variance(point)[0]) if in_batch else np.nan

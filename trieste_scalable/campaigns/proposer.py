@@ -6,6 +6,11 @@ the proposals in hand to free workers and collecting results. TensorFlow release
 kernels, so an acquisition runs while the driver waits on Ray: a worker that finishes during an
 acquisition gets a proposal in hand at once instead of waiting for the model.
 
+A greedy batch rule's picks (GP-BUCB, BBKB, BKB) are put in hand as the rule makes them
+(:mod:`~trieste_scalable.acquisition.pick_stream`), with the rule's state from before the
+acquisition: free workers need not wait for the rest of the batch (at a campaign's start, all of
+them). A resumed campaign takes its pending points from the journal, not from that state.
+
 Results are told lazily, all at once just before the next acquisition: the model is only used
 by acquisitions, so the rule sees exactly what it would have seen had each result been told on
 arrival, and an update per acquisition (not per result) costs a fraction of the driver's time
@@ -22,6 +27,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -30,6 +36,7 @@ from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 
 from ..acquisition.pending import with_failures
+from ..acquisition.pick_stream import streaming_picks
 from .evaluators import Evaluation
 
 
@@ -149,9 +156,13 @@ class BackgroundProposer:
                     return
                 told, self._untold, self._asking = self._untold, [], True
             start = time.perf_counter()
+            streamed: list[np.ndarray] = []
             try:
                 tell(self.ask_tell, told)
-                points = self.ask_tell.ask().numpy()
+                before = self.ask_tell.acquisition_state
+                with streaming_picks(partial(self._streamed, state=before, streamed=streamed)):
+                    points = self.ask_tell.ask().numpy()
+                _check_streamed(streamed, points)
                 state = self.ask_tell.acquisition_state
                 if self._asked is not None:
                     self._asked(points, time.perf_counter() - start)
@@ -163,10 +174,29 @@ class BackgroundProposer:
             with self._cond:
                 self.asks += 1
                 self.ask_seconds = time.perf_counter() - start
-                self._in_hand.extend(Proposal(x, self.asks, state) for x in points)
+                rest = points[len(streamed) :]
+                self._in_hand.extend(Proposal(x, self.asks, state) for x in rest)
                 self._new_results = len(points) > 0 or bool(self._untold)
                 self._asking = False
                 self._cond.notify_all()
+
+    def _streamed(self, point: np.ndarray, state: Any, streamed: list[np.ndarray]) -> None:
+        """Put a pick [1, D] of the acquisition under way in hand, with the rule's ``state``
+        from before it."""
+        with self._cond:
+            streamed.extend(point)
+            self._in_hand.extend(Proposal(x, self.asks + 1, state) for x in point)
+            self._cond.notify_all()
+
+
+def _check_streamed(streamed: list[np.ndarray], points: np.ndarray) -> None:
+    """Raise unless the picks announced (and maybe submitted already) lead the batch."""
+    if streamed and not np.array_equal(np.stack(streamed), points[: len(streamed)]):
+        raise RuntimeError(
+            f"the rule announced {len(streamed)} picks that are not the first rows of the "
+            f"batch of {len(points)} it returned (a wrapper that reorders or drops a greedy "
+            "rule's points must not announce them: acquisition.pick_stream)"
+        )
 
 
 def tell(ask_tell: AskTellOptimizer, evaluations: list[Evaluation]) -> None:

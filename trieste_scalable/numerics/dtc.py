@@ -22,7 +22,7 @@ from functools import partial
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .compile import compiler, sets_spec, specs
+from .compile import Compiled, compiler, sets_spec, specs
 from .dtc_posterior import DTCPosterior
 from .embedding import Kernel, embed, factor_data, per_set, rows_of
 from .evidence import CompiledEvidence
@@ -264,6 +264,6 @@ class CompiledDTC(CompiledEvidence):
         self.hallucinated_variance_exact = compile_(
             partial(hallucinated_variance, exact=True), posterior, points, matrix, features
         )
-        self.fold = tf.function(fold, input_signature=[posterior, points], autograph=False)
+        self.fold = Compiled(fold, [posterior, points])
         count, seed = tf.TensorSpec([], tf.int32), tf.TensorSpec([2], tf.int32)
         self.pivot_block = compile_(pivot_block, matrix, matrix, vector, count, count, seed)
