@@ -19,7 +19,8 @@ Measured against them (peak RSS, 2 cores; ``benchmarks/library_scale_rules.py``,
 ``benchmarks/hts_scale.py``): MolPAL's protocol on 50,000 MOSES molecules (atom-pair counts,
 3,000 evaluations), the exact GP peaked at 3.1 GB (estimated 5.0 GB) and a dictionary of 1,000
 at 2.6 GB (3.8 GB); MolPAL's HTS protocol on 10⁶ synthetic molecules (1,024 bits, 24,000
-evaluations, a dictionary of 1,000) at 6.0 GB (6.1 GB). The estimate is the parts' sum times
+evaluations, a dictionary of 1,000) at 6.0 GB (6.1 GB), on 10⁶ MOSES molecules (atom-pair
+counts, 6,144 bits) at 15.0 GB (16.2 GB). The estimate is the parts' sum times
 :data:`MARGIN`: above every peak measured, by at most 1.6 times.
 """
 
