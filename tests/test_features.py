@@ -83,6 +83,11 @@ def test_tanimoto_on_binary_inputs_is_exact_with_float32_products() -> None:
     assert fast(x, x2).dtype == tf.float64
     np.testing.assert_array_equal(fast(x, x2).numpy(), plain(x, x2).numpy())
     np.testing.assert_array_equal(fast(x).numpy(), plain(x).numpy())
+    # the norms and the diagonal read the rows' sums, not their squares: the same values
+    x[0] = 0.0  # an empty fingerprint: zero prior variance
+    np.testing.assert_array_equal(fast(x, x2).numpy(), plain(x, x2).numpy())
+    np.testing.assert_array_equal(fast.K_diag(x).numpy(), plain.K_diag(x).numpy())
+    np.testing.assert_allclose(fast.K_diag(x).numpy()[:2], [0.0, 1.7], rtol=1e-12)
 
 
 def test_tanimoto_is_minmax_on_unary_counts() -> None:

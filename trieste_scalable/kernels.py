@@ -57,8 +57,8 @@ class Tanimoto(gpflow.kernels.Kernel):
         a batch of sets is the batch of their Gram matrices)."""
         dtype = inner.dtype
         norms = (
-            tf.reduce_sum(tf.cast(X, dtype) ** 2, axis=-1)[..., :, None]
-            + tf.reduce_sum(tf.cast(X2, dtype) ** 2, axis=-1)[..., None, :]
+            self._squared_norms(X, dtype)[..., :, None]
+            + self._squared_norms(X2, dtype)[..., None, :]
         )
         # on non-negative vectors the denominator is at least half the norms, so it is zero
         # only for two all-zero rows, whose inner product is zero too: their ratio 0 / tiny is 0
@@ -66,7 +66,18 @@ class Tanimoto(gpflow.kernels.Kernel):
         ratio = inner / tf.maximum(norms - inner, tiny)
         return tf.cast(self.variance, dtype) * ratio
 
+    def _squared_norms(self, X: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
+        """:math:`\\|x\\|^2` of each row [...] of ``X`` [..., D] in ``dtype``: of 0/1 rows their
+        sum, the same integers without the [..., D] temporary of the squares (a kernel over
+        24,000 evaluated rows of 6,144 bits would otherwise make a 1.2 GB one a call)."""
+        if self.binary_inputs:
+            return tf.cast(tf.reduce_sum(X, axis=-1), dtype)
+        return tf.reduce_sum(tf.cast(X, dtype) ** 2, axis=-1)
+
     @inherit_check_shapes
     def K_diag(self, X: tf.Tensor) -> tf.Tensor:
-        nonzero = tf.reduce_sum(X**2, axis=-1) > 0
+        if self.binary_inputs:  # non-negative rows: nonzero where their largest entry is
+            nonzero = tf.reduce_max(X, axis=-1) > 0
+        else:
+            nonzero = tf.reduce_sum(X**2, axis=-1) > 0
         return self.variance * tf.cast(nonzero, X.dtype)

@@ -83,7 +83,8 @@ def outstanding(pending: Points, seen: int, dataset: Optional[Dataset]) -> np.nd
         raise ValueError("the rule state's pending points hold NaN or infinite values")
     if dataset is None:
         return points
-    told = dataset.query_points.numpy()[seen:].astype(np.float64)
+    # a view of the dataset's rows (``.numpy()`` would copy all of them), the told ones cast
+    told = np.asarray(np.asarray(dataset.query_points)[seen:], dtype=np.float64)
     if not told.size:
         return points
     keys, told_keys = row_keys(points), row_keys(told)

@@ -206,7 +206,10 @@ class ReplicatedGPBase(
             mean = float(np.mean(y - y[0, 0]))
             # the mean is the last of _hyperparameters(): its built-with value is this one
             self._initial_values[-1] = np.asarray(mean, dtype=self._mean.dtype.as_numpy_dtype)
-        data = aggregate(x, y - np.asarray(centre, dtype=y.dtype))
+        # x views the dataset's tensor (not a variable's, which may change): the model shares it
+        query_points = dataset.query_points
+        source = None if isinstance(query_points, tf.Variable) else query_points
+        data = aggregate(x, y - np.asarray(centre, dtype=y.dtype), source)
         if self._data is not None and data.same_as(self._data):
             return  # e.g. Trieste's loop updating a model built with the same data: no-op
         previous, previous_data = (self._centre, self._mean.numpy()), self._data

@@ -50,7 +50,7 @@ class DictionaryPolicy(ABC):
 
     def choose(
         self,
-        inputs: np.ndarray,
+        inputs: np.ndarray | tf.Tensor,
         counts: np.ndarray,
         batch_start_variances: np.ndarray,
         ops: CompiledDTC,
@@ -58,7 +58,7 @@ class DictionaryPolicy(ABC):
         """What the model calls: :meth:`select`, for policies that need only the counts and
         variances; a policy that reads the inputs themselves (their kernel) overrides it.
 
-        :param inputs: The unique evaluated inputs [n, D].
+        :param inputs: The unique evaluated inputs [n, D] (a tensor is used as it is).
         :param ops: The model's compiled numerics (its kernel's).
         """
         return self.select(counts, batch_start_variances)
@@ -183,7 +183,7 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
 
     def choose(
         self,
-        inputs: np.ndarray,
+        inputs: np.ndarray | tf.Tensor,
         counts: np.ndarray,
         batch_start_variances: np.ndarray,
         ops: CompiledDTC,
@@ -192,7 +192,7 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
             raise ValueError(f"{inputs.shape[0]} inputs but {counts.shape[0]} counts")
         if counts.size <= self.size:
             return np.arange(counts.size)
-        points = tf.constant(inputs)
+        points = tf.convert_to_tensor(inputs)  # a tensor given is not copied
         residual = ops.kernel(points, full_cov=False)
         rows = tf.zeros([self.size, counts.size], dtype=points.dtype)
         picked = []

@@ -96,7 +96,7 @@ class FitObjectives:
         """Unique inputs [n, D], counts [n], sums [n] and the total sum of squares []."""
         data = self._require_data()
         return (
-            tf.constant(data.inputs),
+            data.input_tensor,
             tf.constant(data.counts),
             tf.constant(data.sums),
             tf.constant(data.sum_squares, dtype=self._dtype),

@@ -128,12 +128,12 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         (BBKB Algorithm 1, lines 11-15, counting that batch first, so points first picked in it
         can enter the dictionary), then refactorise."""
         start = time.perf_counter()
-        x = tf.constant(data.inputs)
+        x = data.input_tensor
         if self._posterior is None:  # the prior's (eq. 3 with an empty dictionary)
             batch_start = (self._kernel(x, full_cov=False) / self._noise).numpy()
         else:
             batch_start = self._marginals(self._posterior, x)[1].numpy()
-        index = np.sort(self._policy.choose(data.inputs, data.counts, batch_start, self.compiled))
+        index = np.sort(self._policy.choose(x, data.counts, batch_start, self.compiled))
         posterior, used = self._factorise(data, index)
         self._data, self._dictionary_index = data, index
         self._posterior, self._used_jitter = posterior, used
@@ -193,7 +193,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
     def prior_variance(self) -> float:
         """:math:`\\kappa^2`: the kernel's mean prior variance :math:`k(x, x)` over the
         evaluated inputs (the kernel variance of a stationary kernel)."""
-        x = tf.constant(self._require_data().inputs)
+        x = self._require_data().input_tensor
         diagonal = chunked_map(lambda c: (self._kernel(c, full_cov=False),), x, self._chunk_size)
         return float(tf.reduce_mean(diagonal[0]))
 
@@ -208,7 +208,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         return dtc.with_regulariser(
             self.compiled,
             post,
-            tf.constant(data.inputs),
+            data.input_tensor,
             tf.constant(data.counts),
             tf.constant(data.sums),
             tf.constant(regulariser, self._dtype),
@@ -219,7 +219,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
             self.compiled,
             tf.constant(data.inputs[index]),
             max(index.size, 1),
-            tf.constant(data.inputs),
+            data.input_tensor,
             tf.constant(data.counts),
             tf.constant(data.sums),
             tf.convert_to_tensor(self._noise),

@@ -74,7 +74,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
         data = self._require_data()
         return float(
             self.compiled.information_gain(
-                tf.constant(data.inputs), tf.constant(data.counts), self.get_observation_noise()
+                data.input_tensor, tf.constant(data.counts), self.get_observation_noise()
             )
         )
 
@@ -110,9 +110,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
         """Condition on ``data`` given the Cholesky factor of its :math:`M` (assigns last)."""
         mean = self._prior_mean()
         alpha = self.compiled.weights(chol, tf.constant(data.means), mean)
-        self._posterior = replicated.ReplicatedPosterior(
-            tf.constant(data.inputs), chol, alpha, mean
-        )
+        self._posterior = replicated.ReplicatedPosterior(data.input_tensor, chol, alpha, mean)
         self._data = data
 
     def _objective(self) -> Objective:
@@ -134,7 +132,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
     # ----------------------------------------------------------------- internals
     def _factorise(self, data: ReplicatedData) -> tf.Tensor:
         gram = self.compiled.noisy_gram(
-            tf.constant(data.inputs), tf.constant(data.counts), self.get_observation_noise()
+            data.input_tensor, tf.constant(data.counts), self.get_observation_noise()
         )
         chol, _ = jittered_cholesky(gram, self._jitter)
         return chol
@@ -162,7 +160,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
         if index == self._data.counts.size:  # a new input: append a row
             x = tf.constant(data.inputs[index : index + 1])
             return self.compiled.append_input(
-                tf.constant(self._data.inputs), chol, x, noise / data.counts[index]
+                self._data.input_tensor, chol, x, noise / data.counts[index]
             )
         # lambda/n_i -> lambda/n_i': M loses delta * e_i e_i^T (a rank-one downdate)
         delta = noise * (1.0 / self._data.counts[index] - 1.0 / data.counts[index])
