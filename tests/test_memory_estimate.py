@@ -11,6 +11,7 @@ from trieste_scalable.campaigns.memory_estimate import (
     BASELINE,
     CHUNK,
     MARGIN,
+    ROW_COPIES,
     available_memory,
     check_memory,
     estimate,
@@ -28,7 +29,7 @@ def _spec(tmp_path: Path, **settings) -> ScreenSpec:  # type: ignore[no-untyped-
 def test_the_parts_are_the_arrays_a_campaign_holds() -> None:
     found = estimate(num_candidates=1000, width=64, evaluations=300, model_points=100)
     assert found.library == 1000 * 8  # packed bits
-    assert found.evaluated_rows == 5 * 300 * 64 * 8  # float64 rows, five copies
+    assert found.evaluated_rows == ROW_COPIES * 300 * 64 * 8  # float64 rows
     assert found.model == 8 * (4 * 100**2 + 6 * 300 * 100)
     assert found.scoring == 8 * CHUNK * (64 + 4 * 100)
     parts = found.library + found.evaluated_rows + found.model + found.scoring
