@@ -84,3 +84,47 @@ def test_auto_never_picks_bfloat16_when_onednn_is_off(monkeypatch: pytest.Monkey
         pytest.skip("the choice on a GPU follows its compute capability")
     monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")
     assert not binary_products._native_bfloat16()
+
+
+def _concentrated(num: int, width: int, on: int, span: int, seed: int) -> np.ndarray:
+    """``num`` 0/1 rows with ``on`` random on-bits each, all among the first ``span`` columns."""
+    rows = np.zeros((num, width), np.int64)
+    rows[:, :span] = _rows(num, span, on, seed)
+    return rows
+
+
+@pytest.mark.parametrize(
+    "x2_rows",
+    [
+        lambda: _rows(40, 6144, 420, seed=6),  # ~210 a half: two blocks
+        lambda: _concentrated(40, 6001, 420, 3000, seed=7),  # uneven width, four blocks
+        lambda: _concentrated(40, 4096, 300, 300, seed=8),  # 300 in one eighth: float32
+    ],
+    ids=["two-blocks", "four-blocks", "no-blocks"],
+)
+def test_rows_of_many_on_bits_are_exact_in_blocks_or_float32(products: str, x2_rows) -> None:  # type: ignore[no-untyped-def]
+    x2 = x2_rows()
+    x = _rows(300, x2.shape[1], int(0.8 * x2.shape[1]), seed=9)  # enough rows for blocks
+    assert (x @ x2.T).max() > BFLOAT16_EXACT_COUNT  # one bfloat16 product would round
+    inner, counts, counts2 = binary_products.binary_products(
+        tf.constant(x, tf.float64), tf.constant(x2, tf.float64), tf.float64
+    )
+    np.testing.assert_array_equal(inner.numpy(), x @ x2.T)
+    np.testing.assert_array_equal(counts.numpy(), x.sum(axis=1))
+    np.testing.assert_array_equal(counts2.numpy(), x2.sum(axis=1))
+    few = binary_inner_products(
+        tf.constant(x[:3], tf.float64), tf.constant(x2, tf.float64), tf.float64
+    )
+    np.testing.assert_array_equal(few.numpy(), x[:3] @ x2.T)  # a pick's row: float32
+
+
+def test_blocks_cover_every_column_once() -> None:
+    for width, blocks in [(6144, 2), (6001, 4), (7, 8), (1001, 8)]:
+        bounds = [
+            (int(a), int(b)) for a, b in binary_products._block_bounds(tf.constant(width), blocks)
+        ]
+        assert bounds[0][0] == 0 and bounds[-1][1] == width
+        assert all(b0 == a1 for (_, b0), (a1, _) in zip(bounds, bounds[1:]))
+    x2 = _concentrated(5, 4096, 300, 300, seed=10)
+    most = binary_products._most_bits_in_a_block(tf.constant(x2, tf.float32), 8)
+    assert int(most) == 300

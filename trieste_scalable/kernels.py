@@ -19,7 +19,7 @@ import tensorflow as tf
 from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
 
-from .numerics.binary_products import binary_inner_products
+from .numerics.binary_products import binary_products
 
 
 class Tanimoto(gpflow.kernels.Kernel):
@@ -47,7 +47,7 @@ class Tanimoto(gpflow.kernels.Kernel):
     def K(self, X: tf.Tensor, X2: Optional[tf.Tensor] = None) -> tf.Tensor:
         X2 = X if X2 is None else X2
         if self.binary_inputs:
-            return self.from_inner(binary_inner_products(X, X2, X.dtype), X, X2)
+            return self.from_counts(*binary_products(X, X2, X.dtype))
         return self.from_inner(tf.matmul(X, X2, transpose_b=True), X, X2)
 
     def from_inner(self, inner: tf.Tensor, X: tf.Tensor, X2: tf.Tensor) -> tf.Tensor:
@@ -56,10 +56,16 @@ class Tanimoto(gpflow.kernels.Kernel):
         Leading dimensions are batch dimensions shared by ``X`` and ``X2`` (GPflow's ``K(X)`` of
         a batch of sets is the batch of their Gram matrices)."""
         dtype = inner.dtype
-        norms = (
-            self._squared_norms(X, dtype)[..., :, None]
-            + self._squared_norms(X2, dtype)[..., None, :]
+        return self.from_counts(
+            inner, self._squared_norms(X, dtype), self._squared_norms(X2, dtype)
         )
+
+    def from_counts(self, inner: tf.Tensor, norms: tf.Tensor, norms2: tf.Tensor) -> tf.Tensor:
+        """The kernel [..., N, N2] given the inner products ``inner`` [..., N, N2] and the
+        squared norms of both sides, [..., N] and [..., N2] (of 0/1 rows: their on-bit counts,
+        :func:`~trieste_scalable.numerics.binary_products.binary_products`)."""
+        dtype = inner.dtype
+        norms = norms[..., :, None] + norms2[..., None, :]
         # on non-negative vectors the denominator is at least half the norms, so it is zero
         # only for two all-zero rows, whose inner product is zero too: their ratio 0 / tiny is 0
         tiny = tf.constant(np.finfo(dtype.as_numpy_dtype).tiny, dtype)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -158,83 +158,6 @@ class EvaluatedCandidates:
 def num_candidates(search_space: DiscreteSearchSpace) -> int:
     """The number of candidates of a discrete search space."""
     return len(candidate_rows(search_space))
-
-
-class LazyArgmin:
-    r"""Exact argmin of :math:`\mu - \alpha\sqrt{\tilde\sigma^2_t}` with lazy refreshes.
-
-    Within a batch the mean and :math:`\alpha` are frozen and variances only shrink, so stale
-    scores are lower bounds of the current ones (BBKB App. A.3, in Trieste's minimisation form).
-    The argmin is refreshed in blocks of ``block`` candidates until it is fresh; it is then the
-    exact argmin over all candidates.
-
-    :param mean: Batch-start means [N].
-    :param variance: Batch-start ridge-leverage variances [N].
-    :param alpha: Confidence width multiplying :math:`\tilde\sigma`.
-    :param refresh: Maps candidate indices [K] to current variances [K].
-    :param block: Candidates refreshed per call.
-    :param first_block: Candidates refreshed by the first call: the in-batch posterior keeps
-        what it computed for them (:class:`~trieste_scalable.models.in_batch.FeatureCache`),
-        and the later refreshes mostly return to them. Picking 64 points from 20,000 molecules
-        (M = 750): with a first block of 64, 52 of the 63 refreshes met candidates not seen
-        before and solved for them (about 4 ms however few); with 512, none after the first.
-    """
-
-    def __init__(
-        self,
-        mean: np.ndarray,
-        variance: np.ndarray,
-        alpha: float,
-        refresh: Callable[[np.ndarray], np.ndarray],
-        block: int = 64,
-        first_block: int = 512,
-    ):
-        self._mean = mean.copy()
-        self._variance = np.maximum(variance, 0.0).copy()
-        self._alpha = alpha
-        self._refresh = refresh
-        self._block = min(first_block, mean.size)
-        self._later_block = min(block, mean.size)
-        self._scores = self._score(np.arange(mean.size))
-        self._fresh = np.ones(mean.size, dtype=bool)
-        self.refreshed = 0
-
-    def _score(self, index: np.ndarray) -> np.ndarray:
-        return self._mean[index] - self._alpha * np.sqrt(self._variance[index])
-
-    def invalidate(self) -> None:
-        """Mark every score stale (after a hallucinated update)."""
-        self._fresh[:] = False
-
-    def exclude(self, index: int | np.ndarray) -> None:
-        """Never select ``index`` (one or several) again (for batches of distinct points)."""
-        self._mean[index] = np.inf
-        self._scores[index] = np.inf
-        self._fresh[index] = True
-
-    @property
-    def num_selectable(self) -> int:
-        """Candidates not excluded."""
-        return int(np.isfinite(self._mean).sum())
-
-    def argmin(self) -> tuple[int, float]:
-        """Index of the exact current argmin and its current variance."""
-        while True:
-            best = int(np.argmin(self._scores))
-            if not np.isfinite(self._scores[best]):
-                raise ValueError("every candidate is excluded: the batch cannot grow")
-            if self._fresh[best]:
-                return best, float(self._variance[best])
-            stale = np.flatnonzero(~self._fresh)
-            index = stale
-            if stale.size > self._block:
-                part = np.argpartition(self._scores[stale], self._block - 1)[: self._block]
-                index = stale[part]
-            self._variance[index] = np.maximum(self._refresh(index), 0.0)
-            self._scores[index] = self._score(index)
-            self._fresh[index] = True
-            self.refreshed += len(index)
-            self._block = self._later_block
 
 
 def distinct_picks(ranked: np.ndarray) -> Optional[np.ndarray]:

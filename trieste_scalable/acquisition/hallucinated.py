@@ -36,8 +36,9 @@ from trieste.types import State, Tag, TensorType
 
 from ..models.in_batch import RemoteMarginals
 from ..numerics.bits import Rows, prepend_rows, take_rows
-from .candidates import EvaluatedCandidates, LazyArgmin, candidate_points, objective_of
+from .candidates import EvaluatedCandidates, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
+from .lazy_argmin import LazyArgmin
 from .pending import Points, failed_points, outstanding, proposed, rows_seen
 from .pick_stream import announce
 from .protocols import InBatchPosteriorLike, SupportsHallucination

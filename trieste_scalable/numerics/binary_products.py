@@ -10,6 +10,15 @@ bfloat16 natively (CPUs with AMX or AVX-512 BF16, GPUs of compute capability 8.0
 product runs about four times faster than in float32 (a [4096, 1024] x [1024, 1000] product:
 8 ms against 33 ms on two Sapphire Rapids cores); elsewhere bfloat16 is emulated, and slower.
 
+Rows with more on-bits (atom-pair counts in unary encoding: 300-450 of 6,144 bits) are split
+into column blocks: a block's count is at most the second row's on-bits inside it, so where every
+row of the second side has at most 256 on-bits in each of ``k`` blocks, the ``k`` block products
+in bfloat16 are exact and their float32 sum is the exact count (``k`` of 1, 2, 4 or 8, the
+fewest that hold, checked in the graph; float32 where none does). Scoring a chunk of 2,048 such
+rows against 1,000 took 20-24 ms in two blocks against 101 ms in float32 on two Sapphire Rapids
+cores. Blocks are used where the first side has at least :data:`BLOCKED_MIN_ROWS` rows (a chunk
+of candidates): for a few rows, the kernel row of a pick, one float32 product reads less.
+
 ``TRIESTE_SCALABLE_BINARY_PRODUCTS`` (``auto``, ``bfloat16`` or ``float32``) overrides the choice;
 it is read once per process.
 """
@@ -23,6 +32,12 @@ import tensorflow as tf
 
 BFLOAT16_EXACT_COUNT = 256
 """The largest count every bfloat16 product of 0/1 rows holds exactly (2^8)."""
+
+BLOCK_COUNTS = (2, 4, 8)
+"""The numbers of column blocks tried, in order, where rows have more than 256 on-bits."""
+
+BLOCKED_MIN_ROWS = 256
+"""The fewest rows of the first side for which blocked bfloat16 products are tried."""
 
 _CPU_FLAGS = ("amx_bf16", "avx512_bf16")
 
@@ -64,18 +79,91 @@ def binary_inner_products(x: tf.Tensor, x2: tf.Tensor, dtype: tf.DType) -> tf.Te
     formed in :func:`binary_products_dtype` where every row of ``x2`` has at most 256 on-bits
     (checked in the graph), else in float32 (exact below 2^24 bits, and in the TF32 of GPU
     tensor cores, whose inputs here are 0 or 1)."""
+    return binary_products(x, x2, dtype)[0]
+
+
+def binary_products(
+    x: tf.Tensor, x2: tf.Tensor, dtype: tf.DType
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """The exact inner products [..., N, N2] of binary rows ``x`` [..., N, D] and ``x2``
+    [..., N2, D] (as :func:`binary_inner_products`) and each side's on-bit counts [..., N] and
+    [..., N2], all in ``dtype``.
+
+    ``x2`` is the side a kernel compares every row with (a dictionary, inducing points, feature
+    centres), so it is read once: cast to float32 (exact for 0/1), its counts summed and its
+    product operand cast from that copy. Read once for the guard, once per product dtype and
+    once more for the counts, a dictionary of 1,000 rows of 6,144 columns in float64 cost
+    10 ms a call, of which the product was 1.4 ms: the cost of each kernel row a batch rule
+    asks for after a pick. ``x`` is cast straight to the product's dtype (a large ``x``, a
+    chunk of candidates, gets no float32 copy) and counted in its own dtype (exact too)."""
+    x2_single = tf.cast(x2, tf.float32)
+    counts2 = tf.reduce_sum(x2_single, axis=-1)
+    counts = tf.reduce_sum(x, axis=-1)
     if binary_products_dtype() == tf.float32:
-        return tf.cast(_products(x, x2, tf.float32), dtype)
-    most_bits = tf.reduce_max(tf.reduce_sum(tf.cast(x2, tf.float32), axis=-1))
-    inner = tf.cond(
-        most_bits <= BFLOAT16_EXACT_COUNT,
-        lambda: _products(x, x2, tf.bfloat16),
+        inner = _products(x, x2_single, tf.float32)
+    else:
+        inner = tf.cond(
+            tf.reduce_max(counts2) <= BFLOAT16_EXACT_COUNT,
+            lambda: _products(x, x2_single, tf.bfloat16),
+            lambda: _blocked(x, x2_single),
+        )
+    return tf.cast(inner, dtype), tf.cast(counts, dtype), tf.cast(counts2, dtype)
+
+
+def _blocked(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+    """``x x2^T`` [..., N, N2] in float32, for rows of ``x2`` (float32) with more than 256
+    on-bits: from bfloat16 products of column blocks (module docstring) where ``x`` has at
+    least :data:`BLOCKED_MIN_ROWS` rows and some count of blocks holds, else in float32."""
+
+    def attempt(index: int) -> tf.Tensor:
+        if index == len(BLOCK_COUNTS):
+            return _products(x, x2, tf.float32)
+        blocks = BLOCK_COUNTS[index]
+        return tf.cond(
+            _most_bits_in_a_block(x2, blocks) <= BFLOAT16_EXACT_COUNT,
+            lambda: _block_products(x, x2, blocks),
+            lambda: attempt(index + 1),
+        )
+
+    return tf.cond(
+        tf.shape(x)[-2] >= BLOCKED_MIN_ROWS,
+        lambda: attempt(0),
         lambda: _products(x, x2, tf.float32),
     )
-    return tf.cast(inner, dtype)
+
+
+def _block_bounds(width: tf.Tensor, blocks: int) -> list[tuple[tf.Tensor, tf.Tensor]]:
+    """The column ranges of ``blocks`` blocks of ``width`` columns (the last may be shorter)."""
+    size = -(-width // blocks)
+    return [(tf.minimum(i * size, width), tf.minimum((i + 1) * size, width)) for i in range(blocks)]
+
+
+def _most_bits_in_a_block(x2: tf.Tensor, blocks: int) -> tf.Tensor:
+    """The most on-bits any row of ``x2`` [..., N2, D] has in one of ``blocks`` column blocks."""
+    bounds = _block_bounds(tf.shape(x2)[-1], blocks)
+    return tf.reduce_max(
+        tf.stack([tf.reduce_max(tf.reduce_sum(x2[..., a:b], axis=-1)) for a, b in bounds])
+    )
+
+
+def _block_products(x: tf.Tensor, x2: tf.Tensor, blocks: int) -> tf.Tensor:
+    """The float32 sum of the bfloat16 products of ``blocks`` column blocks of ``x`` and ``x2``
+    (exact where every row of ``x2`` has at most 256 on-bits in each block)."""
+    bounds = _block_bounds(tf.shape(x2)[-1], blocks)
+    x, x2 = _as(x, tf.bfloat16), _as(x2, tf.bfloat16)
+    parts = [tf.matmul(x[..., a:b], x2[..., a:b], transpose_b=True) for a, b in bounds]
+    return tf.add_n([tf.cast(part, tf.float32) for part in parts])
 
 
 def _products(x: tf.Tensor, x2: tf.Tensor, products: tf.DType) -> tf.Tensor:
     """``x x2^T`` [N, N2] formed in ``products``, returned in float32."""
-    inner = tf.matmul(tf.cast(x, products), tf.cast(x2, products), transpose_b=True)
+    inner = tf.matmul(_as(x, products), _as(x2, products), transpose_b=True)
     return tf.cast(inner, tf.float32)
+
+
+def _as(x: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
+    """0/1 rows ``x`` in ``dtype``; from float64 to bfloat16 through a comparison, the same
+    values: ``tf.cast`` took 38 ms for 2,048 rows of 6,144 columns on two cores, this 11 ms."""
+    if x.dtype == tf.float64 and dtype == tf.bfloat16:
+        return tf.cast(tf.not_equal(x, 0), dtype)
+    return tf.cast(x, dtype)

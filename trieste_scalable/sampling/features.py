@@ -36,7 +36,7 @@ import gpflow
 import tensorflow as tf
 
 from ..kernels import Tanimoto
-from ..numerics.binary_products import binary_inner_products
+from ..numerics.binary_products import binary_products
 
 Draws = tuple[tf.Tensor, ...]
 """Unit random draws of one feature map (shapes depend on the map)."""
@@ -237,13 +237,12 @@ class TanimotoFeatures(FeatureMap):
     ) -> tf.Tensor:
         """The exact kernel [N, M] in ``dtype`` (default ``x``'s), with the inner products of the
         binary rows formed exactly in float32 or bfloat16
-        (:func:`~trieste_scalable.numerics.binary_products.binary_inner_products`), then the
+        (:func:`~trieste_scalable.numerics.binary_products.binary_products`), then the
         ratio in ``dtype``:
         float32 scoring forms the whole kernel row in float32 (a relative rounding of about
         1e-7)."""
         x, centres = self.kernel.slice(x, centres)  # the kernel's active dimensions
-        inner = binary_inner_products(x, centres, dtype or x.dtype)
-        return self.kernel.from_inner(inner, x, centres)
+        return self.kernel.from_counts(*binary_products(x, centres, dtype or x.dtype))
 
     def amplitude(self, dtype: tf.DType) -> tf.Tensor:
         """sqrt(sigma^2 / F) []."""
