@@ -253,3 +253,67 @@ def test_a_batch_longer_than_the_dictionary_is_folded_into_it_and_equals_recompu
     np.testing.assert_allclose(mean_after, mean_before, rtol=1e-12)  # no observation
     np.testing.assert_allclose(variance_after, expected, rtol=1e-8)
     np.testing.assert_allclose(in_batch.batch_start_marginals(x)[1], start_variance, rtol=1e-12)
+
+
+@pytest.mark.parametrize("active_dims", [None, slice(0, 300)])
+def test_features_from_a_prepared_dictionary_equal_those_computed_afresh(active_dims) -> None:  # type: ignore[no-untyped-def]
+    from trieste.data import Dataset
+
+    from trieste_scalable.kernels import Tanimoto
+    from trieste_scalable.numerics.hallucination import row_features, row_features_prepared
+
+    rng = np.random.default_rng(3)
+    rows = (rng.random((200, 400)) < 0.9).astype(np.float64)  # ~360 on-bits: > 256
+    data = Dataset(tf.constant(rows[:120]), tf.constant(rng.normal(size=(120, 1))))
+    kernel = Tanimoto(variance=1.3, active_dims=active_dims, binary_inputs=True)
+    model = NystromGPR(
+        kernel,
+        NOISE,
+        data,
+        dictionary=RidgeLeverageSampler(0.02, seed=0),
+        fit_hyperparameters=False,
+    )
+    built = model._posterior
+    assert built is not None and model._data is not None
+    data_part = (tf.constant(model._data.inputs), tf.constant(model._data.counts))
+    posterior, _ = dtc.build_posterior(  # padded: the mask zeroes the kernel's extra columns
+        model.compiled, model.dictionary, built.capacity + 8, *data_part,
+        tf.constant(model._data.sums), built.noise, built.mean, 1e-10,
+    )  # fmt: skip
+    assert posterior.size < posterior.capacity
+    assert model.compiled.row_features_prepared is not None  # the in-batch path takes it
+    x = tf.constant(rows[120:])
+    prepared = kernel.prepare(posterior.inducing)
+    expected = row_features(kernel, posterior, x)
+    for got, want in zip(row_features_prepared(kernel, posterior, *prepared, x), expected):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    np.testing.assert_array_equal(
+        kernel.K_prepared(x, prepared).numpy(), kernel(x, posterior.inducing).numpy()
+    )
+
+
+def test_binary_tanimoto_batches_trace_the_prepared_features_once() -> None:
+    from trieste.ask_tell_optimization import AskTellOptimizer
+    from trieste.data import Dataset
+    from trieste.space import DiscreteSearchSpace
+
+    from trieste_scalable.acquisition import BBKB
+    from trieste_scalable.kernels import Tanimoto
+
+    rng = np.random.default_rng(4)
+    rows = (rng.random((600, 300)) < 0.9).astype(np.float64)  # ~270 on-bits each
+    values = rows[:, :60].mean(axis=1, keepdims=True) + 0.05 * rng.normal(size=(600, 1))
+    first = Dataset(tf.constant(rows[:40]), tf.constant(values[:40]))
+    model = NystromGPR(
+        Tanimoto(binary_inputs=True), NOISE, first,
+        dictionary=RidgeLeverageSampler(0.05, seed=0), fit_hyperparameters=False,
+    )  # fmt: skip
+    rule = BBKB(width="constant", max_batch_size=16, fixed_batch_size=True, exclude_evaluated=True)
+    ask_tell = AskTellOptimizer(DiscreteSearchSpace(tf.constant(rows)), first, model, rule)
+    for _ in range(5):  # the data, the dictionary and its capacity change
+        batch = ask_tell.ask()
+        index = [int(np.flatnonzero((rows == row).all(axis=1))[0]) for row in batch.numpy()]
+        ask_tell.tell(Dataset(batch, tf.constant(values[index])))
+    counts = model.compiled.tracing_counts()
+    assert counts["row_features_prepared"] == 1 and counts["row_features"] == 0, counts
+    assert all(count <= 1 for count in counts.values()), counts

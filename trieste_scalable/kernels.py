@@ -72,6 +72,26 @@ class Tanimoto(gpflow.kernels.Kernel):
         ratio = inner / tf.maximum(norms - inner, tiny)
         return tf.cast(self.variance, dtype) * ratio
 
+    def prepare(self, X2: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """``X2`` [M, D] (0/1 rows: ``binary_inputs`` only) made once into what
+        :meth:`K_prepared` reads on every call: its rows in float32 (exact) and their on-bit
+        counts in ``X2``'s dtype. A batch rule asks for the kernel rows of a few candidates
+        against the same dictionary after every pick: made each call, the float32 copy and the
+        counts were most of the call (6,144 columns: 8 ms of 10)."""
+        if not self.binary_inputs:
+            raise ValueError("only a Tanimoto kernel with binary_inputs=True prepares its rows")
+        _, X2 = self.slice(X2, X2)
+        return tf.cast(X2, tf.float32), tf.reduce_sum(X2, axis=-1)
+
+    def K_prepared(self, X: tf.Tensor, prepared: tuple[tf.Tensor, tf.Tensor]) -> tf.Tensor:
+        """``K(X, X2)`` [N, M] for ``prepared = prepare(X2)``: the same values (the inner products
+        are the same whole counts, formed in float32)."""
+        rows, counts2 = prepared
+        X, _ = self.slice(X, None)
+        inner = tf.matmul(tf.cast(X, tf.float32), rows, transpose_b=True)
+        counts = tf.reduce_sum(X, axis=-1)
+        return self.from_counts(tf.cast(inner, X.dtype), counts, tf.cast(counts2, X.dtype))
+
     def _squared_norms(self, X: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
         """:math:`\\|x\\|^2` of each row [...] of ``X`` [..., D] in ``dtype``: of 0/1 rows their
         sum, the same integers without the [..., D] temporary of the squares (a kernel over

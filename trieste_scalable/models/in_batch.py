@@ -165,7 +165,13 @@ class InBatchPosterior:
 
     def _feature_cache(self) -> FeatureCache:
         ops, posterior = self._ops, self._posterior
-        return FeatureCache(lambda x: ops.row_features(posterior, x), posterior.capacity)
+        prepared = ops.row_features_prepared
+        if prepared is None:
+            return FeatureCache(lambda x: ops.row_features(posterior, x), posterior.capacity)
+        # the dictionary made once into what each kernel row reads (Tanimoto.prepare): made
+        # on every call, it was most of a pick's refresh (1,000 x 6,144: 8 ms of 10)
+        rows, counts = ops.kernel.prepare(posterior.inducing)
+        return FeatureCache(lambda x: prepared(posterior, rows, counts, x), posterior.capacity)
 
     def local_terms(
         self, batch: tf.Tensor, candidates: SliceableRows

@@ -18,13 +18,14 @@ Bayesian (Trieste) latent variance is :math:`\lambda \tilde\sigma^2`.
 from __future__ import annotations
 
 from functools import partial
+from typing import Optional
 
 import tensorflow as tf
 from check_shapes import check_shapes
 
 from .compile import Compiled, compiler, sets_spec, specs
 from .dtc_posterior import DTCPosterior
-from .embedding import Kernel, embed, factor_data, per_set, rows_of
+from .embedding import Kernel, embed, factor_data, per_set, prepares_rows, rows_of
 from .evidence import CompiledEvidence
 from .hallucination import (
     HallucinatedPoints,
@@ -33,6 +34,7 @@ from .hallucination import (
     hallucinate,
     hallucinated_variance,
     row_features,
+    row_features_prepared,
 )
 from .linalg import cholesky_rank_one_update, jittered_cholesky, pad_rows, solve_lower
 from .pivoted_cholesky import pivot_block
@@ -254,6 +256,13 @@ class CompiledDTC(CompiledEvidence):
         points = HallucinatedPoints(matrix, matrix, matrix, matrix)
         features = RowFeatures(matrix, matrix, vector)
         self.row_features = compile_(row_features, posterior, matrix)
+        if prepares_rows(kernel):  # the dictionary made once a batch into what each row reads
+            single = tf.TensorSpec([None, None], tf.float32)
+            self.row_features_prepared: Optional[Compiled] = compile_(
+                row_features_prepared, posterior, single, vector, matrix
+            )
+        else:
+            self.row_features_prepared = None
         self.hallucinate = compile_(hallucinate, posterior, points, matrix, features)
         self.hallucinate_exact = compile_(
             partial(hallucinate, exact=True), posterior, points, matrix, features

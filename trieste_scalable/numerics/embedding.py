@@ -33,6 +33,13 @@ Kernel = Any
 """A GPflow-style kernel: ``kernel(X, X2)`` gives [N, N2] and ``kernel(X, full_cov=False)`` [N]."""
 
 
+def prepares_rows(kernel: Kernel) -> bool:
+    """Whether ``kernel`` forms its rows against a fixed second side from that side made once
+    (``kernel.prepare(X2)``, then ``kernel.K_prepared(X, prepared)``): the Tanimoto kernel on 0/1
+    rows (:class:`~trieste_scalable.kernels.Tanimoto`)."""
+    return bool(getattr(kernel, "binary_inputs", False)) and hasattr(kernel, "K_prepared")
+
+
 @check_shapes("inducing: [M, D]", "mask: [M]", "return: [M, M]")
 def masked_gram(kernel: Kernel, inducing: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
     """:math:`K_S` with padded rows/columns replaced by those of the identity."""

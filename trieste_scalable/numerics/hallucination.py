@@ -34,7 +34,7 @@ import tensorflow as tf
 from check_shapes import check_shapes
 
 from .dtc_posterior import DTCPosterior
-from .embedding import Kernel, embed
+from .embedding import Kernel
 from .linalg import solve_lower
 
 
@@ -83,8 +83,23 @@ class RowFeatures(NamedTuple):
 def row_features(kernel: Kernel, posterior: DTCPosterior, x: tf.Tensor) -> RowFeatures:
     """The :class:`RowFeatures` of the rows of ``x``: two triangular solves against [M, M]
     factors, the cost of every in-batch quantity (memory-bound for a few rows)."""
-    p = posterior
-    z = embed(kernel, x, p.inducing, p.mask, p.chol_kss)
+    return _features(kernel, posterior, x, kernel(x, posterior.inducing))
+
+
+@check_shapes("rows: [M, E]", "counts: [M]", "x: [N, D]")
+def row_features_prepared(
+    kernel: Kernel, posterior: DTCPosterior, rows: tf.Tensor, counts: tf.Tensor, x: tf.Tensor
+) -> RowFeatures:
+    """:func:`row_features` with the kernel rows formed against the dictionary as ``kernel``
+    prepared it once (``rows, counts = kernel.prepare(posterior.inducing)``: its active columns
+    [M, E] and their counts, :meth:`~trieste_scalable.kernels.Tanimoto.prepare`): the same
+    features."""
+    return _features(kernel, posterior, x, kernel.K_prepared(x, (rows, counts)))
+
+
+def _features(kernel: Kernel, p: DTCPosterior, x: tf.Tensor, kxs: tf.Tensor) -> RowFeatures:
+    """The features of ``x`` given its kernel rows ``kxs`` [N, M] against the dictionary."""
+    z = tf.transpose(solve_lower(p.chol_kss, tf.transpose(kxs * p.mask[None, :])))
     projections = solve_lower(p.chol_v, tf.transpose(z))
     residual = tf.maximum(kernel(x, full_cov=False) - tf.reduce_sum(z**2, axis=-1), 0.0)
     return RowFeatures(z, tf.transpose(projections), residual)
