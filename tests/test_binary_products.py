@@ -97,10 +97,10 @@ def _concentrated(num: int, width: int, on: int, span: int, seed: int) -> np.nda
     "x2_rows",
     [
         lambda: _rows(40, 6144, 420, seed=6),  # ~210 a half: two blocks
-        lambda: _concentrated(40, 6001, 420, 3000, seed=7),  # uneven width, four blocks
-        lambda: _concentrated(40, 4096, 300, 300, seed=8),  # 300 in one eighth: float32
+        lambda: _concentrated(40, 6001, 420, 3000, seed=7),  # ~420 in one half: float32
+        lambda: _rows(40, 6001, 440, seed=8),  # uneven width, ~220 a half: two blocks
     ],
-    ids=["two-blocks", "four-blocks", "no-blocks"],
+    ids=["two-blocks", "no-blocks", "two-uneven-blocks"],
 )
 def test_rows_of_many_on_bits_are_exact_in_blocks_or_float32(products: str, x2_rows) -> None:  # type: ignore[no-untyped-def]
     x2 = x2_rows()

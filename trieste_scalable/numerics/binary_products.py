@@ -10,14 +10,17 @@ bfloat16 natively (CPUs with AMX or AVX-512 BF16, GPUs of compute capability 8.0
 product runs about four times faster than in float32 (a [4096, 1024] x [1024, 1000] product:
 8 ms against 33 ms on two Sapphire Rapids cores); elsewhere bfloat16 is emulated, and slower.
 
-Rows with more on-bits (atom-pair counts in unary encoding: 300-450 of 6,144 bits) are split
-into column blocks: a block's count is at most the second row's on-bits inside it, so where every
-row of the second side has at most 256 on-bits in each of ``k`` blocks, the ``k`` block products
-in bfloat16 are exact and their float32 sum is the exact count (``k`` of 1, 2, 4 or 8, the
-fewest that hold, checked in the graph; float32 where none does). Scoring a chunk of 2,048 such
-rows against 1,000 took 20-24 ms in two blocks against 101 ms in float32 on two Sapphire Rapids
-cores. Blocks are used where the first side has at least :data:`BLOCKED_MIN_ROWS` rows (a chunk
-of candidates): for a few rows, the kernel row of a pick, one float32 product reads less.
+Rows with more on-bits (atom-pair counts in unary encoding: up to 310 of 6,144 bits on the first
+10⁶ MOSES molecules, 7 % of them above 256) are split into two column blocks: a block's count is
+at most the second row's on-bits inside it, so where every row of the second side has at most
+256 on-bits in each half (all but 3 of those 10⁶ rows), the two block products in bfloat16 are
+exact and their float32 sum is the exact count (checked in the graph; float32 where it does not
+hold). Scoring a chunk of 2,048 such rows against 1,000 took 20-24 ms in two blocks against
+101 ms in float32 on two Sapphire Rapids cores. Blocks are used where the first side has at
+least :data:`BLOCKED_MIN_ROWS` rows (a chunk of candidates): for a few rows, the kernel row of a
+pick, one float32 product reads less. More blocks (4, 8) were tried: their branches made the
+first call of every compiled kernel user slower (GP-BUCB's first acquisition over 20,000
+molecules, 2.8 s against 2.1 s), for rows no library here has.
 
 ``TRIESTE_SCALABLE_BINARY_PRODUCTS`` (``auto``, ``bfloat16`` or ``float32``) overrides the choice;
 it is read once per process.
@@ -27,14 +30,16 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Callable
 
 import tensorflow as tf
 
 BFLOAT16_EXACT_COUNT = 256
 """The largest count every bfloat16 product of 0/1 rows holds exactly (2^8)."""
 
-BLOCK_COUNTS = (2, 4, 8)
-"""The numbers of column blocks tried, in order, where rows have more than 256 on-bits."""
+BLOCK_COUNTS = (2,)
+"""The numbers of column blocks tried, in order, where rows have more than 256 on-bits (module
+docstring)."""
 
 BLOCKED_MIN_ROWS = 256
 """The fewest rows of the first side for which blocked bfloat16 products are tried."""
@@ -101,13 +106,37 @@ def binary_products(
     counts = tf.reduce_sum(x, axis=-1)
     if binary_products_dtype() == tf.float32:
         inner = _products(x, x2_single, tf.float32)
+    elif tf.TensorShape(x.shape).rank is None:
+        inner = _mixed_products(x, x2_single)
     else:
-        inner = tf.cond(
-            tf.reduce_max(counts2) <= BFLOAT16_EXACT_COUNT,
-            lambda: _products(x, x2_single, tf.bfloat16),
-            lambda: _blocked(x, x2_single),
-        )
+        rank = int(tf.TensorShape(x.shape).rank)
+        inner = _compiled_mixed_products(tf.as_dtype(x.dtype), rank)(x, x2_single)
     return tf.cast(inner, dtype), tf.cast(counts, dtype), tf.cast(counts2, dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_mixed_products(dtype: tf.DType, rank: int) -> Callable[..., tf.Tensor]:
+    """:func:`_mixed_products` compiled once a process for ``x`` of ``dtype`` and ``rank``: a
+    compiled caller calls it rather than tracing its branches again (traced into each caller,
+    they made the first call of GP-BUCB's in-batch functions 5-10 times slower to trace, and
+    the first acquisition of an asynchronous campaign 2.4 s slower)."""
+    signature = [tf.TensorSpec([None] * rank, dtype), tf.TensorSpec([None] * rank, tf.float32)]
+    return tf.function(
+        _mixed_products,
+        input_signature=signature,
+        autograph=False,
+        experimental_attributes={"_noinline": True},
+    )
+
+
+def _mixed_products(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+    """``x x2^T`` [..., N, N2] in float32 for ``x2`` in float32: in one bfloat16 product where
+    every row of ``x2`` has at most 256 on-bits, else :func:`_blocked`."""
+    return tf.cond(
+        tf.reduce_max(tf.reduce_sum(x2, axis=-1)) <= BFLOAT16_EXACT_COUNT,
+        lambda: _products(x, x2, tf.bfloat16),
+        lambda: _blocked(x, x2),
+    )
 
 
 def _blocked(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
