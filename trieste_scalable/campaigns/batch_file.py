@@ -5,21 +5,30 @@ the lab fills it in, ``trieste-scalable tell`` reads it back): a CSV with the co
 Reading (:func:`read_filled`) takes what a spreadsheet saves: CSV, TSV or semicolon-separated
 (the delimiter is the one of ``,``, tab and ``;`` that splits the header into columns naming
 ``smiles`` and ``score``), a byte-order mark, any case and surrounding spaces in the header,
-gzip. Each row's score is parsed by :func:`parse_score`: an empty, non-numeric or non-finite
-score is a failed evaluation with its reason, never a refusal of the file.
+Windows, Unix or old Mac (CR-only) line ends, gzip. A header naming ``smiles`` or ``score`` twice
+(after case and space folding) is refused, naming both columns. Each row's score cell is read by
+:func:`parse_score`: where the delimiter is ``;`` or a tab, a decimal comma (``0,8791``, what a
+European Excel writes) is a decimal point. An empty score, a word (``n/a``, ``failed``), an
+Excel error value (``#N/A``, ``#DIV/0!``) or ``nan``/``inf`` is a failed evaluation with its
+reason; a cell that holds digits but is no number a spreadsheet writes (``-7.5 kcal/mol``,
+``1_000``, digits of another script, a decimal comma in a comma-separated file) or a number
+beyond +-:data:`~.evaluators.MAX_ABS_VALUE` is refused with the file, naming the line and the
+cell: logged as a failure it could never be told again, and told to the model it would stop
+every later ``propose``.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..errors import UsageError
 from ..files import text_file
+from .evaluators import MAX_ABS_VALUE
 from .logdir import write_atomically
 
 COLUMNS = ["smiles", "id", "batch", "rank", "predicted", "uncertainty", "score"]
@@ -57,58 +66,131 @@ def read_filled(path: Path) -> list[FilledRow]:
     """The rows of a filled-in batch (module docstring).
 
     :raise UsageError: If the file cannot be read, has no ``smiles`` or ``score`` column (naming
-        the columns found), a row with fewer fields than the header, or no rows.
+        the columns found) or one of them twice, a row with fewer fields than the header, or no
+        rows.
     """
-    try:
-        with text_file(path, "the filled-in batch") as handle:
-            text = handle.read()
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
-        raise UsageError(f"{path} is empty: expected a header with smiles and score columns")
-    delimiter = _delimiter(lines[0])
-    if delimiter is None:
-        raise UsageError(
-            f"{path}: the header {lines[0].strip()!r} has no smiles and score columns; write "
-            "the file as CSV or TSV with the columns propose wrote (or at least smiles and "
-            "score)"
-        )
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    header = [name.strip().lower() for name in rows[0]]
-    where = {name: header.index(name) for name in REQUIRED}
-    filled = []
-    for number, row in enumerate(rows[1:], start=2):
-        if not any(cell.strip() for cell in row):
-            continue  # a blank line, as spreadsheets leave at the end
+    table = _read_table(path, REQUIRED)
+    where, filled = table.columns, []
+    for number, row in table.rows:
         if len(row) <= max(where.values()):
             raise UsageError(
-                f"{path}, line {number}: {len(row)} fields, but the header has {len(header)}"
+                f"{path}, line {number}: {len(row)} fields, but the header has {table.width}"
             )
-        filled.append(FilledRow(number, row[where["smiles"]].strip(), row[where["score"]].strip()))
+        score = row[where["score"]].strip()
+        if table.delimiter != "," and DECIMAL_COMMA.fullmatch(score):
+            score = score.replace(",", ".")
+        filled.append(FilledRow(number, row[where["smiles"]].strip(), score))
     if not filled:
         raise UsageError(f"{path} has a header but no rows")
     return filled
 
 
-def _delimiter(header: str) -> Optional[str]:
-    """The delimiter that splits ``header`` into columns naming :data:`REQUIRED`, if any."""
+def read_proposed(path: Path) -> list[tuple[int, int, str]]:
+    """The ``(id, batch, smiles)`` of each row of a batch file as ``propose`` wrote it (rows
+    the lab left or edited without a number in ``id`` or ``batch`` left out): what a campaign
+    proposed, should ``in_flight.json`` lose it.
+
+    :raise UsageError: If the file cannot be read or lacks those columns.
+    """
+    table = _read_table(path, ("smiles", "id", "batch"))
+    where, proposed = table.columns, []
+    for _, row in table.rows:
+        cells = [row[where[name]].strip() if where[name] < len(row) else "" for name in where]
+        if cells[0] and all(re.fullmatch("[0-9]+", cell) for cell in cells[1:]):
+            proposed.append((int(cells[1]), int(cells[2]), cells[0]))
+    return proposed
+
+
+@dataclass(frozen=True)
+class _Table:
+    """A spreadsheet's file: its non-blank rows after the header with their line numbers (the
+    header is line 1), the column of each required name, the delimiter and the header's width."""
+
+    rows: list[tuple[int, list[str]]]
+    columns: dict[str, int]
+    delimiter: str
+    width: int
+
+
+def _read_table(path: Path, required: Sequence[str]) -> _Table:
+    """``path`` read as a table with the ``required`` columns (module docstring).
+
+    :raise UsageError: Naming the file: unreadable, empty, without the ``required`` columns or
+        with one of them twice.
+    """
+    try:
+        with text_file(path, "the filled-in batch") as handle:
+            text = handle.read()
+        lines = text.splitlines()
+        if not lines or not lines[0].strip():
+            raise UsageError(
+                f"{path} is empty: expected a header with {' and '.join(required)} columns"
+            )
+        delimiter = _delimiter(lines[0], required)
+        if delimiter is None:
+            raise UsageError(
+                f"{path}: the header {lines[0].strip()!r} has no {' and '.join(required)} "
+                "columns; write the file as CSV or TSV with the columns propose wrote (or at "
+                "least smiles and score)"
+            )
+        # universal newlines: Excel's "CSV (Macintosh)" ends its lines with CR alone
+        rows = list(csv.reader(io.StringIO(text, newline=None), delimiter=delimiter))
+    except csv.Error as error:
+        raise UsageError(f"cannot read the filled-in batch {path} ({error})") from None
+    except ValueError as error:  # text_file's: missing, not UTF-8, damaged gzip
+        raise UsageError(str(error)) from None
+    header = [name.strip().lower() for name in rows[0]]
+    for name in required:
+        same = [n for n, folded in enumerate(header) if folded == name]
+        if len(same) > 1:
+            spelled = " and ".join(f"{rows[0][n]!r} (column {n + 1})" for n in same)
+            raise UsageError(
+                f"{path}: the header names {name} twice, {spelled}: keep one; nothing was logged"
+            )
+    numbered = [(n, row) for n, row in enumerate(rows[1:], start=2) if any(c.strip() for c in row)]
+    columns = {name: header.index(name) for name in required}
+    return _Table(numbered, columns, delimiter, len(header))
+
+
+def _delimiter(header: str, required: Sequence[str]) -> Optional[str]:
+    """The delimiter that splits ``header`` into columns naming ``required``, if any."""
     for delimiter in DELIMITERS:
         names = {name.strip().lower() for name in next(csv.reader([header], delimiter=delimiter))}
-        if set(REQUIRED) <= names:
+        if set(required) <= names:
             return delimiter
     return None
 
 
+NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+"""A number as a spreadsheet writes one: ASCII digits, a decimal point, an exponent."""
+DECIMAL_COMMA = re.compile(r"[+\-\u2212]?[0-9]+,[0-9]+(?:[eE][+\-\u2212]?[0-9]+)?")
+"""A number with a decimal comma (read as such where the delimiter is ``;`` or a tab)."""
+NOT_FINITE = {"nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+
+
 def parse_score(text: str) -> tuple[Optional[float], str]:
     """A filled-in score and, where it is no score, why: ``(value, "")`` or ``(None, reason)``
-    for an empty, non-numeric (``"n/a"``, ``"failed"``) or non-finite one."""
+    for an empty one, a word (``"n/a"``, ``"failed"``), an Excel error value (``"#N/A"``) or
+    a non-finite one. A minus sign (U+2212, as word processors write it) is a minus.
+
+    :raise ValueError: If ``text`` holds digits but is no number a spreadsheet writes, or a
+        number beyond +-:data:`~.evaluators.MAX_ABS_VALUE` (module docstring), saying which.
+    """
     if not text:
         return None, "no score given"
-    try:
-        value = float(text)
-    except ValueError:
-        return None, f"score {text!r} is not a number"
-    if not math.isfinite(value):
+    number = text.replace("\u2212", "-")
+    if NUMBER.fullmatch(number):
+        value = float(number)
+        if abs(value) > MAX_ABS_VALUE:
+            raise ValueError(
+                f"score {text!r} is beyond +-{MAX_ABS_VALUE:g}: the model cannot use it"
+            )
+        return value, ""
+    if text.lower() in NOT_FINITE:
         return None, f"score {text!r} is not finite"
-    return value, ""
+    if text.startswith("#") or not re.search(r"\d", text):
+        return None, f"score {text!r} is not a number"
+    hint = "write the number alone, digits 0-9 with a decimal point"
+    if DECIMAL_COMMA.fullmatch(text):
+        hint = "a decimal comma: save the file with ';' as its delimiter, or write a point"
+    raise ValueError(f"score {text!r} is not a number as a spreadsheet writes one ({hint})")

@@ -27,6 +27,8 @@ those scores as its oracle.
 
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -43,7 +45,15 @@ from .logdir import CampaignLock, write_atomically
 from .memory_estimate import check_memory
 from .prospective_files import ProspectiveRecords, batch_path, rule_state_path
 from .prospective_report import report_prospective
-from .prospective_tell import Filled, Told, apply_tell, checked_tell, filled_rows
+from .prospective_tell import (
+    Filled,
+    Told,
+    apply_tell,
+    checked_corrections,
+    checked_tell,
+    filled_rows,
+    same_tell,
+)
 from .records import Job
 from .run_record import read_record, record
 from .screen_specification import ProposeSpec
@@ -80,11 +90,15 @@ class ProspectiveCampaign:
         """The campaign of ``spec`` (or of ``settings``, ``propose``'s options with
         underscores) in its ``logdir``: created, or the one there continued.
 
+        A ``batch_size`` or ``budget`` other than the directory's is kept in its
+        ``run.json`` for the next batches (said on stderr). A library given as a relative path
+        is kept as an absolute one, so ``tell`` works from any directory.
+
         :raise UsageError: On a bad setting, or settings other than those the directory's
             campaign started with (naming them).
         :raise CampaignError: If the library changed since the campaign started.
         """
-        spec = resolved(spec or ProposeSpec.of(**settings))
+        spec = _absolute_library(resolved(spec or ProposeSpec.of(**settings)))
         logdir = Path(spec.logdir)
         if logdir.exists() and not logdir.is_dir():
             raise UsageError(f"--logdir {logdir} is a file, not a directory")
@@ -97,7 +111,9 @@ class ProspectiveCampaign:
         with CampaignLock(logdir):
             if saved.is_file():
                 needs = f"{logdir} holds a prospective campaign: propose needs"
+                _absolute_saved_library(saved, spec)
                 check_same_campaign(saved, spec, problem.content_hash(), needs=needs)
+                _keep_changed_sizes(saved, spec, problem.content_hash())
             elif campaign.log.path.exists():
                 raise UsageError(f"{logdir} holds a log but no run.json: choose another --logdir")
             else:
@@ -137,7 +153,8 @@ class ProspectiveCampaign:
         """
         with CampaignLock(self.logdir):
             self._finish_tell()
-            logged, (jobs, next_job) = self.log.read(), self.journal.read()
+            self.records.repair_jobs(self.log.read())
+            logged, (jobs, next_job) = self.records.logged(), self.journal.read()
             told = set(logged.jobs.tolist())
             pending = [job for job in jobs if job.job not in told]
             latest = max([job.batch for job in pending], default=-1)
@@ -168,32 +185,52 @@ class ProspectiveCampaign:
             write_batch(batch_path(self.logdir, batch), rows)
         return ProposedBatch(batch_path(self.logdir, batch), batch, labels, True)
 
-    def tell(self, filled: Filled, extra: bool = False) -> Told:
+    def tell(self, filled: Filled, extra: bool = False, correct: bool = False) -> Told:
         """Log a filled-in batch and tell it to the model at the next :meth:`propose`.
 
-        Rows are matched to the molecules proposed by canonical SMILES. An empty, non-numeric
-        or non-finite score is a failed evaluation (its reason logged); a partial batch is
-        allowed (the rest stay pending).
+        Rows are matched to the molecules proposed by canonical SMILES. An empty or
+        non-numeric score (a word, ``n/a``) or a non-finite one is a failed evaluation (its
+        reason logged); a partial batch is allowed (the rest stay pending). What a lab file may
+        hold: :mod:`.batch_file`.
 
         :param extra: Log molecules the campaign did not propose (e.g. analogues the chemist
             made outside the library) as extra molecules, told to the model, instead of
             refusing them.
+        :param correct: Give molecules logged before their score instead (a failed evaluation
+            measured later, a typo fixed): each row a molecule of the log and its score, kept
+            in ``corrections.csv``; the next :meth:`propose` rebuilds the model on them.
         :raise UsageError: Naming the row, with nothing logged: a file without ``smiles`` and
             ``score`` columns, a SMILES that does not parse, a molecule twice in the file or
             told before, one not proposed (without ``extra``), an extra molecule without a
-            score.
+            score, a score that holds digits but is no number a spreadsheet writes or is
+            beyond the model's range.
+        :raise TypeError: On rows from Python whose score is neither a number nor text.
         :raise CampaignError: If another process is telling or proposing in the directory.
         """
         rows, where = filled_rows(filled)
         with CampaignLock(self.logdir):
-            self._finish_tell()
-            tell = checked_tell(self.records, rows, where, extra)
-            self.records.telling.write(tell)  # from here on the tell happens, even after a crash
-            self._finish_tell()
+            interrupted = self._finish_tell()
+            self.records.repair_jobs(self.log.read())
+            if correct:
+                corrections = checked_corrections(self.records, rows, where)
+                self.records.corrections.append(corrections)  # one atomic write: all or none
+                self._live = None  # the model is rebuilt on the corrected scores
+                tell: dict[str, Any] = dict(rows=[], extras=[])
+            elif interrupted is not None and same_tell(self.records, rows, interrupted):
+                print(
+                    f"this tell of {where} had been interrupted; it is logged now",
+                    file=sys.stderr,
+                )
+                tell = interrupted
+            else:
+                tell = checked_tell(self.records, rows, where, extra)
+                self.records.telling.write(tell)  # from here on it happens, even after a crash
+                self._finish_tell()
         failed = sum(row[3] is None for row in tell["rows"])
         logged = set(self.log.read().jobs.tolist())
         pending = sum(job.job not in logged for job in self.journal.read()[0])
-        done = Told(len(tell["rows"]) - failed, failed, len(tell["extras"]), pending)
+        scores = len(rows) if correct else len(tell["rows"]) - failed
+        done = Told(scores, failed, len(tell["extras"]), pending, len(rows) if correct else 0)
         report_prospective(self.records, done, self.spec.library)
         return done
 
@@ -234,6 +271,8 @@ class ProspectiveCampaign:
             np.array([e.observed for e in extras]),
             self.records.asks.read(),
             initial,
+            np.array([j.index for j in jobs if j.job not in set(logged.jobs.tolist())], dtype=int),
+            len(self.records.corrections.read()),
         )
         with for_library(library_label(self.spec.library)):
             chosen, live = next_batch(
@@ -259,13 +298,48 @@ class ProspectiveCampaign:
         ]
         return ids, predictions
 
-    def _finish_tell(self) -> None:
+    def _finish_tell(self) -> Optional[dict[str, Any]]:
         """Apply the tell in ``telling.json`` (one a crash interrupted, or the one just
-        checked): only the rows not logged yet; then remove it."""
+        checked): only the rows not logged yet; then remove it. Returns it, if any."""
         tell = self.records.telling.read()
         if tell is not None:
             apply_tell(self.records, tell)
             self.records.telling.done()
+        return tell
+
+
+def _absolute_library(spec: ProposeSpec) -> ProposeSpec:
+    """``spec`` with its library as an absolute path where it names a file or directory."""
+    library = Path(spec.library)
+    return replace(spec, library=str(library.resolve())) if library.exists() else spec
+
+
+def _absolute_saved_library(saved: Path, spec: ProposeSpec) -> None:
+    """Rewrite ``run.json`` with the library as an absolute path if it holds the relative
+    path of ``spec``'s library (a campaign started before libraries were kept absolute; the
+    rest of the file as it was: the library check still reads its hash)."""
+    kept = read_record(saved).spec
+    library = Path(getattr(kept, "library", ""))
+    if library.is_absolute() or not library.exists() or library.resolve() != Path(spec.library):
+        return
+    settings = json.loads(saved.read_text(encoding="utf-8-sig"))
+    write_atomically(saved, json.dumps({**settings, "library": spec.library}))
+
+
+def _keep_changed_sizes(saved: Path, spec: ProposeSpec, library_hash: str) -> None:
+    """Keep a new batch size or budget in ``run.json`` (said on stderr)."""
+    kept = read_record(saved).spec
+    changed = [
+        f"{name.replace('_', ' ')} {getattr(kept, name)} -> {getattr(spec, name)}"
+        for name in ("batch_size", "budget")
+        if getattr(kept, name) != getattr(spec, name)
+    ]
+    if changed:
+        write_atomically(
+            saved,
+            record(replace(kept, batch_size=spec.batch_size, budget=spec.budget), library_hash),
+        )
+        print(f"{', '.join(changed)}: kept for the next batches ({saved})", file=sys.stderr)
 
 
 def _problem(spec: ProposeSpec) -> ScreeningProblem:

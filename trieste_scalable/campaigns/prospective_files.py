@@ -13,6 +13,10 @@
   give the same picks;
 - ``extra_molecules.csv``: molecules the campaign did not propose, told with ``--extra``
   (:class:`ExtraMolecules`);
+- ``corrections.csv``: scores given with ``tell --correct`` to molecules logged before (a failed
+  evaluation's late measurement, a typo fixed: :class:`Corrections`). ``evaluations.csv`` is
+  never rewritten: :meth:`ProspectiveRecords.logged` reads it with the latest correction of each
+  job in place of its logged value, and the next ``propose`` rebuilds the model on that;
 - ``telling.json``: a tell being written (:class:`TellJournal`). A tell is checked whole, then
   written here at once (atomically), then applied to the log, ``in_flight.json`` and the extra
   molecules, then removed; whoever opens the directory next finishes a tell a crash left
@@ -25,17 +29,23 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import CampaignError
+import numpy as np
+
+from ..errors import CampaignError, UsageError
 from ..problems.screening import ScreeningProblem
+from .batch_file import read_proposed
 from .logdir import write_atomically
-from .records import IN_FLIGHT, EvaluationLog, InFlight
+from .records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations
 
 ASKS, EXTRAS, TELLING = "asks.json", "extra_molecules.csv", "telling.json"
+CORRECTIONS = "corrections.csv"
 EXTRA_COLUMNS = ["job", "batch", "smiles", "score", "observed", "told"]
+CORRECTION_COLUMNS = ["job", "smiles", "score", "observed", "told"]
 
 
 def batch_path(logdir: Path, batch: int) -> Path:
@@ -125,6 +135,54 @@ class ExtraMolecules:
         write_atomically(self.path, held_text + text.getvalue())
 
 
+@dataclass(frozen=True)
+class Correction:
+    """A score given with ``tell --correct``: the job it corrects, the SMILES as given, the
+    score (the user's units), what the model is told, and when (Unix time)."""
+
+    job: int
+    smiles: str
+    score: float
+    observed: float
+    told: float
+
+
+class Corrections:
+    """``corrections.csv`` (:data:`CORRECTION_COLUMNS`), rewritten whole (atomically) with each
+    ``tell --correct``: all of its rows or none."""
+
+    def __init__(self, logdir: Path):
+        self.path = Path(logdir) / CORRECTIONS
+
+    def read(self) -> list[Correction]:
+        """:raise CampaignError: If the file is damaged (naming the line)."""
+        if not self.path.is_file():
+            return []
+        rows = list(csv.reader(io.StringIO(self.path.read_text())))
+        if not rows or rows[0] != CORRECTION_COLUMNS:
+            raise CampaignError(f"{self.path}: expected the header {CORRECTION_COLUMNS}")
+        corrections = []
+        for number, row in enumerate(rows[1:], start=2):
+            try:
+                job, smiles, score, observed, told = row
+                corrections.append(
+                    Correction(int(job), smiles, float(score), float(observed), float(told))
+                )
+            except ValueError:
+                raise CampaignError(f"{self.path}, line {number} is damaged: {row}") from None
+        return corrections
+
+    def append(self, corrections: list[Correction]) -> None:
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        if not self.path.is_file():
+            writer.writerow(CORRECTION_COLUMNS)
+        for c in corrections:
+            writer.writerow([c.job, c.smiles, f"{c.score:.6g}", repr(c.observed), c.told])
+        held_text = self.path.read_text() if self.path.is_file() else ""
+        write_atomically(self.path, held_text + text.getvalue())
+
+
 class TellJournal:
     """``telling.json``: a checked tell, written whole before it is applied (module
     docstring)."""
@@ -165,6 +223,7 @@ class ProspectiveRecords:
     asks: Asks
     extras: ExtraMolecules
     telling: TellJournal
+    corrections: Corrections
 
     @classmethod
     def of(cls, logdir: Path, problem: ScreeningProblem) -> ProspectiveRecords:
@@ -179,4 +238,62 @@ class ProspectiveRecords:
             Asks(logdir),
             ExtraMolecules(logdir),
             TellJournal(logdir),
+            Corrections(logdir),
         )
+
+    def logged(self) -> LoggedEvaluations:
+        """The log's evaluations with the latest correction of each job in place of its value
+        (:class:`Corrections`)."""
+        logged = self.log.read()
+        corrections = {c.job: c.observed for c in self.corrections.read()}
+        if not corrections:
+            return logged
+        observed = np.array(
+            [corrections.get(int(job), y) for job, y in zip(logged.jobs, logged.observed)]
+        )
+        return replace(logged, observed=observed)
+
+    def repair_jobs(self, logged: LoggedEvaluations) -> None:
+        """Make ``in_flight.json`` list every job proposed and not logged, and a next job number
+        beyond every job recorded, should it have lost them: deleted by hand, or a job's line of
+        ``evaluations.csv`` cut after its tell finished. The batch files say what was proposed
+        (:func:`~.batch_file.read_proposed`); a job of theirs that is neither logged nor listed
+        is pending again (said on stderr), unless its molecule is logged or pending under
+        another job (an ``id`` edited by hand)."""
+        listed, next_job = self.journal.read()
+        told = set(logged.jobs.tolist())
+        known = told | {job.job for job in listed}
+        recovered = self._unlisted_jobs(known, logged)
+        numbers = [*known, *(job.job for job in recovered), *(e.job for e in self.extras.read())]
+        beyond = max([next_job - 1, *numbers]) + 1
+        if not recovered and beyond == next_job:
+            return
+        pending = [job for job in listed if job.job not in told] + recovered
+        self.journal.write(sorted(pending, key=lambda job: job.job), beyond)
+        if recovered:
+            jobs = ", ".join(str(job.job) for job in recovered[:5])
+            print(
+                f"{self.journal.path.name} did not list {len(recovered)} proposed molecules that "
+                f"were never logged (jobs {jobs}{', ...' if len(recovered) > 5 else ''}): they "
+                "are pending again",
+                file=sys.stderr,
+            )
+
+    def _unlisted_jobs(self, known: set[int], logged: LoggedEvaluations) -> list[Job]:
+        """The jobs of the batch files neither logged nor in ``in_flight.json``."""
+        rows = []
+        for path in sorted(self.logdir.glob("batch_[0-9][0-9][0-9]*.csv")):
+            try:
+                rows += [row for row in read_proposed(path) if row[0] not in known]
+            except UsageError:
+                continue  # a batch file saved over without its columns: nothing to read
+        if not rows:
+            return []
+        index = {label: n for n, label in enumerate(self.problem.labels)}
+        taken = set(logged.ids.tolist()) | {job.index for job in self.journal.read()[0]}
+        recovered = []
+        for job, batch, smiles in sorted(rows):
+            if smiles in index and index[smiles] not in taken:
+                recovered.append(Job(job, batch, index[smiles]))
+                taken.add(index[smiles])
+        return recovered

@@ -41,6 +41,8 @@ class History:
     :ivar extra_observed: What the model is told of them [E].
     :ivar asks: Batch -> (log rows, extra molecules) when the rule proposed it.
     :ivar initial_jobs: The initial design's job numbers -> candidate indices.
+    :ivar pending: The candidates proposed and not told yet [P].
+    :ivar corrections: How many scores ``tell --correct`` gave (``logged`` holds them).
     """
 
     logged: LoggedEvaluations
@@ -49,17 +51,20 @@ class History:
     extra_observed: np.ndarray
     asks: dict[int, tuple[int, int]]
     initial_jobs: dict[int, int]
+    pending: np.ndarray
+    corrections: int
 
 
 @dataclass(frozen=True)
 class Live:
-    """The optimizer that asked batch ``batch`` in this process, its model, and the (log rows,
-    extra molecules) it had been told then."""
+    """The optimizer that asked batch ``batch`` in this process, its model, the (log rows,
+    extra molecules) it had been told then, and the corrections made by then."""
 
     ask_tell: CampaignAskTell
     model: Any
     batch: int
     counts: tuple[int, int]
+    corrections: int
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,9 @@ def next_batch(
     :param budget: Evaluations after the initial design (what ``screen`` passes its rules).
     :param live: The optimizer that asked the previous batch in this process, if any; used if
         the records say it did (``asks.json``), else the model is rebuilt.
+    A rule state that is gone (``rule_state_NNN.json`` deleted by hand) is rebuilt from the
+    records: a fresh state of the rule, with the molecules pending and those that failed.
+
     :raise CampaignError: If ``asks.json`` lacks an earlier batch, or no evaluation before the
         first acquisition succeeded.
     """
@@ -98,9 +106,14 @@ def next_batch(
     counts = [history.asks[j] for j in range(1, batch)]
     counts.append((len(history.logged.jobs), len(history.extra_jobs)))
     now = counts[-1]
-    if live is not None and live.batch == batch - 1 and history.asks.get(live.batch) == live.counts:
+    if (
+        live is not None
+        and live.batch == batch - 1
+        and history.asks.get(live.batch) == live.counts
+        and live.corrections == history.corrections
+    ):
         tell(live.ask_tell, _group(problem, history, live.counts, now))
-        return _asked(live.ask_tell, live.model, batch, now)
+        return _asked(live.ask_tell, live.model, batch, now, history.corrections)
     groups, start = [], (0, 0)
     for end in counts:
         groups.append(_group(problem, history, start, end))
@@ -109,7 +122,8 @@ def next_batch(
     if not first:
         raise CampaignError(
             "no evaluation told before the first acquisition succeeded: the model has nothing "
-            "to start from"
+            "to start from; tell a molecule whose score you know (a known active) with "
+            "trieste-scalable tell LOGDIR FILE --extra, or a late measurement with --correct"
         )
     data = _dataset(first)
     after_initial = int(np.sum(history.logged.batches[: counts[0][0]] > 0))
@@ -119,21 +133,25 @@ def next_batch(
     for group in groups[1:-1]:
         tell(ask_tell, group)  # the states between are restored, not replayed
     if batch > 1:
+        gone = not rule_state.is_file()
         saved = saved_rule_state(rule_state, batch - 1, rule, rule_name)
         ask_tell._acquisition_state = saved  # type: ignore[attr-defined]  # (proposer.tell)
         tell(ask_tell, groups[-1])
-    return _asked(ask_tell, model, batch, now)
+        if gone and hasattr(rule, "state_type"):
+            rows = int(ask_tell.dataset.query_points.shape[0])
+            ask_tell._acquisition_state = _rebuilt_state(problem, rule, history, rows)  # type: ignore[attr-defined]
+    return _asked(ask_tell, model, batch, now, history.corrections)
 
 
 def _asked(
-    ask_tell: CampaignAskTell, model: Any, batch: int, counts: tuple[int, int]
+    ask_tell: CampaignAskTell, model: Any, batch: int, counts: tuple[int, int], corrections: int
 ) -> tuple[NextBatch, Live]:
     """The rule's batch, the model's predictions there, and the optimizer kept."""
     points = ask_tell.ask().numpy()
     mean, variance = model.predict(tf.constant(points))
     std = np.sqrt(np.maximum(variance.numpy()[:, 0], 0.0))
     chosen = NextBatch(points, ask_tell.acquisition_state, mean.numpy()[:, 0], std)
-    return chosen, Live(ask_tell, model, batch, counts)
+    return chosen, Live(ask_tell, model, batch, counts, corrections)
 
 
 def _group(
@@ -182,3 +200,17 @@ def _first_state(
     pending = np.asarray(problem.points[waiting]) if waiting else np.zeros((0, width))
     fields = dict(pending=proposed(pending[:0], pending), failed=proposed(lost[:0], lost))
     return replace(rule.state_type(), seen=told, **fields)
+
+
+def _rebuilt_state(problem: ScreeningProblem, rule: Any, history: History, rows: int) -> Any:
+    """A fresh state of ``rule`` that has seen ``rows`` dataset rows, with the campaign's
+    pending molecules and every failed one (a rule state deleted by hand)."""
+    print("the rule's pending and failed molecules are rebuilt from the campaign's records")
+    failed = history.logged.ids[history.logged.failed]
+    width = problem.points.shape[1]
+    points = [
+        np.asarray(problem.points[np.sort(ids)]) if len(ids) else np.zeros((0, width))
+        for ids in (history.pending, failed)
+    ]
+    fields = {name: proposed(p[:0], p) for name, p in zip(("pending", "failed"), points)}
+    return replace(rule.state_type(), seen=rows, **fields)

@@ -15,7 +15,7 @@ from .screening_summary import plot_screening
 def report_prospective(campaign: ProspectiveRecords, told: Told, library: str) -> None:
     """Print what ``told`` logged and the best molecules so far; write the pictures."""
     problem, logdir = campaign.problem, campaign.logdir
-    logged, extras = campaign.log.read(), campaign.extras.read()
+    logged, extras = campaign.logged(), campaign.extras.read()
     ok = np.flatnonzero(~logged.failed)
     found = [
         Found(problem.labels[int(i)], problem.user_value(y), int(b))
@@ -23,11 +23,14 @@ def report_prospective(campaign: ProspectiveRecords, told: Told, library: str) -
     ]
     found += [Found(e.smiles, e.score, e.batch, extra=True) for e in extras]
     higher = problem.higher_is_better
-    print(
-        f"told {told.scores} scores, {told.failed} failed evaluations (their reasons are in "
-        f"evaluations.csv), {told.extra} extra molecules; {told.pending} proposed molecules "
-        "are still pending"
-    )
+    if told.corrected:
+        print(f"corrected {told.corrected} scores (corrections.csv); the next propose uses them")
+    else:
+        print(
+            f"told {told.scores} scores, {told.failed} failed evaluations (their reasons are in "
+            f"evaluations.csv), {told.extra} extra molecules; {told.pending} proposed molecules "
+            "are still pending"
+        )
     print("best molecules so far (score, SMILES):")
     for f in best_molecules(found, higher, 5):
         print(f"  {f.score:.4g}  {f.smiles}{'  (extra)' if f.extra else ''}")

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from numbers import Real
 from pathlib import Path
-from typing import Any, Iterable, Union
+from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
 from ..errors import UsageError
+from ..problems.score_table import canonical_smiles
 from .batch_file import FilledRow, parse_score, read_filled
 from .evaluators import Evaluation
-from .prospective_files import ExtraMolecule, ProspectiveRecords
+from .prospective_files import Correction, ExtraMolecule, ProspectiveRecords
 from .records import Job
 
+ROWS_GIVEN = "the rows given"
+"""How errors name rows given from Python (a file is named by its path)."""
 Filled = Union[str, Path, Iterable[Any]]
 """A filled-in batch: its file, a DataFrame, or rows (dicts, or (smiles, score) pairs)."""
 
@@ -29,12 +33,14 @@ Filled = Union[str, Path, Iterable[Any]]
 @dataclass(frozen=True)
 class Told:
     """What a tell logged: scores told, failed evaluations (with their reasons in the log),
-    extra molecules, and the proposed molecules still pending."""
+    extra molecules, the proposed molecules still pending, and scores corrected (``tell
+    --correct``: counted in ``scores`` too)."""
 
     scores: int
     failed: int
     extra: int
     pending: int
+    corrected: int = 0
 
 
 def filled_rows(filled: Filled) -> tuple[list[FilledRow], str]:
@@ -43,6 +49,8 @@ def filled_rows(filled: Filled) -> tuple[list[FilledRow], str]:
     with ``smiles`` and ``score``, or ``(smiles, score)`` pairs).
 
     :raise UsageError: On a row without a SMILES and a score.
+    :raise TypeError: On a SMILES that is no ``str`` or a score that is neither a number (a
+        ``bool`` is none), text nor ``None`` (e.g. ``bytes``), naming the row.
     """
     if isinstance(filled, (str, Path)):
         return read_filled(Path(filled)), str(filled)
@@ -58,11 +66,28 @@ def filled_rows(filled: Filled) -> tuple[list[FilledRow], str]:
             smiles, score = record
         else:
             raise UsageError(f"row {number} is not a (smiles, score) pair nor a dict: {record!r}")
-        score = "" if score is None else score
-        rows.append(FilledRow(number, str(smiles).strip(), str(score).strip()))
+        rows.append(FilledRow(number, _text(smiles, number, "SMILES"), _score_text(score, number)))
     if not rows:
         raise UsageError("no rows to tell")
-    return rows, "the rows given"
+    return rows, ROWS_GIVEN
+
+
+def _text(value: Any, number: int, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"row {number}: the {what} {value!r} is a {type(value).__name__}, not text")
+    return value.strip()
+
+
+def _score_text(score: Any, number: int) -> str:
+    """A score given from Python as the text a file would hold (``None``: no score)."""
+    if score is None:
+        return ""
+    if isinstance(score, Real) and not isinstance(score, (bool, np.bool_)):
+        return repr(float(score))
+    if not isinstance(score, str):
+        kind = type(score).__name__
+        raise TypeError(f"row {number}: the score {score!r} is a {kind}, neither a number nor text")
+    return score.strip()
 
 
 def checked_tell(
@@ -73,44 +98,27 @@ def checked_tell(
     :raise UsageError: Naming the first bad row (see
         :meth:`~.prospective.ProspectiveCampaign.tell`).
     """
-    from ..problems.score_table import canonical_smiles
-
     problem = campaign.problem
-    logged, (jobs, next_job) = campaign.log.read(), campaign.journal.read()
-    extras = campaign.extras.read()
+    logged, (jobs, next_job) = campaign.logged(), campaign.journal.read()
     told_jobs = set(logged.jobs.tolist())
     pending = [job for job in jobs if job.job not in told_jobs]
-    names = canonical_smiles([r.smiles for r in rows])
-    where_line = "line" if where != "the rows given" else "row"
-    first: dict[str, int] = {}
-    for row, name in zip(rows, names):
-        at = f"{where}, {where_line} {row.line}"
-        if not name:
-            raise UsageError(f"{at}: SMILES {row.smiles!r} does not parse; nothing was logged")
-        if name in first:
-            raise UsageError(
-                f"{at} repeats the molecule of {where_line} {first[name]} ({row.smiles}); "
-                "nothing was logged"
-            )
-        first[name] = row.line
+    names, scores = _checked_rows(rows, where)
     labels = problem.labels
     waiting = dict(zip(canonical_smiles([labels[job.index] for job in pending]), pending))
-    before = dict(zip(canonical_smiles([labels[int(i)] for i in logged.ids]), logged.batches))
-    before |= dict(zip(canonical_smiles([e.smiles for e in extras]), [e.batch for e in extras]))
+    before = _told_before(campaign, logged)
     batch = max([0, *logged.batches.tolist(), *(job.batch for job in jobs)])
     told: list[list[Any]] = []
     new: list[list[Any]] = []
-    for row, name in zip(rows, names):
-        at = f"{where}, {where_line} {row.line}"
-        value, reason = parse_score(row.score)
+    for row, name, (value, reason) in zip(rows, names, scores):
+        at = _at(where, row)
         if name in waiting:
             job = waiting[name]
             observed = None if value is None else problem.user_value(value)
             told.append([job.job, job.batch, job.index, observed, reason])
         elif name in before:
             raise UsageError(
-                f"{at}: {row.smiles} was told already (batch {int(before[name])}): a molecule "
-                "is told once; nothing was logged"
+                f"{at}: {row.smiles} was told already (batch {before[name][0]}): a molecule "
+                "is told once (a score to change: tell it with --correct); nothing was logged"
             )
         elif not extra:
             raise UsageError(
@@ -125,6 +133,104 @@ def checked_tell(
             job_number = next_job + len(new)
             new.append([job_number, batch, row.smiles, value, problem.user_value(value)])
     return dict(told=time.time(), rows=told, extras=new, next_job=next_job + len(new))
+
+
+def checked_corrections(
+    campaign: ProspectiveRecords, rows: list[FilledRow], where: str
+) -> list[Correction]:
+    """The corrections of ``rows`` (``tell --correct``): a score for each molecule, every row
+    checked first. Each row must name a molecule of the log (told before, failed or not) and
+    give its score.
+
+    :raise UsageError: Naming the first bad row, with nothing logged: a row
+        :func:`checked_tell` refuses, a molecule not told yet or told as an extra molecule, a
+        row without a score.
+    """
+    problem = campaign.problem
+    logged = campaign.logged()
+    names, scores = _checked_rows(rows, where)
+    before = _told_before(campaign, logged)
+    at_time, corrections = time.time(), []
+    for row, name, (value, reason) in zip(rows, names, scores):
+        at = _at(where, row)
+        batch, job = before.get(name, (None, None))
+        if job is None:
+            what = "an extra molecule" if batch is not None else "not told yet"
+            raise UsageError(
+                f"{at}: {row.smiles} is {what}: --correct changes the score of a molecule the "
+                "campaign proposed and logged; nothing was logged"
+            )
+        if value is None:
+            raise UsageError(
+                f"{at}: a correction needs a score ({reason}): it gives a molecule its "
+                "measurement, it cannot withdraw one; nothing was logged"
+            )
+        corrections.append(Correction(job, row.smiles, value, problem.user_value(value), at_time))
+    return corrections
+
+
+def same_tell(campaign: ProspectiveRecords, rows: list[FilledRow], tell: dict[str, Any]) -> bool:
+    """Whether ``rows`` are the molecules of ``tell`` (a tell a crash interrupted, applied by
+    the command that read ``rows`` again: that command logged them)."""
+    labels = campaign.problem.labels
+    molecules = [labels[int(row[2])] for row in tell["rows"]]
+    molecules += [str(extra[2]) for extra in tell["extras"]]
+    told = canonical_smiles(molecules)
+    names = canonical_smiles([row.smiles for row in rows])
+    return all(told) and len(names) == len(told) and set(names) == set(told)
+
+
+def _checked_rows(
+    rows: list[FilledRow], where: str
+) -> tuple[list[str], list[tuple[Optional[float], str]]]:
+    """Each row's canonical SMILES and parsed score (:func:`~.batch_file.parse_score`).
+
+    :raise UsageError: Naming the first row whose SMILES does not parse or holds a space, that
+        repeats a molecule, or whose score is refused; nothing was logged.
+    """
+    names = canonical_smiles([r.smiles for r in rows])
+    first: dict[str, int] = {}
+    scores = []
+    for row, name in zip(rows, names):
+        at = _at(where, row)
+        if not name:
+            raise UsageError(f"{at}: SMILES {row.smiles!r} does not parse; nothing was logged")
+        if any(character.isspace() for character in row.smiles):
+            raise UsageError(
+                f"{at}: SMILES {row.smiles!r} holds a space (RDKit would read only what is "
+                "before it): one SMILES a cell; nothing was logged"
+            )
+        if name in first:
+            line = "row" if where == ROWS_GIVEN else "line"
+            raise UsageError(
+                f"{at} repeats the molecule of {line} {first[name]} ({row.smiles}); "
+                "nothing was logged"
+            )
+        first[name] = row.line
+        try:
+            scores.append(parse_score(row.score))
+        except ValueError as error:
+            raise UsageError(f"{at}: {error}; nothing was logged") from None
+    return names, scores
+
+
+def _told_before(campaign: ProspectiveRecords, logged: Any) -> dict[str, tuple[int, Optional[int]]]:
+    """Canonical SMILES -> (batch, job) of each molecule logged (job ``None``: an extra one)."""
+    labels = campaign.problem.labels
+    extras = campaign.extras.read()
+    names = canonical_smiles([labels[int(i)] for i in logged.ids])
+    before: dict[str, tuple[int, Optional[int]]] = {
+        name: (int(batch), int(job)) for name, batch, job in zip(names, logged.batches, logged.jobs)
+    }
+    before |= {
+        name: (extra.batch, None)
+        for name, extra in zip(canonical_smiles([e.smiles for e in extras]), extras)
+    }
+    return before
+
+
+def _at(where: str, row: FilledRow) -> str:
+    return f"{where}, {'row' if where == ROWS_GIVEN else 'line'} {row.line}"
 
 
 def apply_tell(campaign: ProspectiveRecords, tell: dict[str, Any]) -> None:

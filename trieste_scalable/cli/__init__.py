@@ -44,7 +44,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "tell":
             from ..campaigns.prospective import ProspectiveCampaign
 
-            ProspectiveCampaign.open(args.logdir).tell(args.file, extra=args.extra)
+            campaign = ProspectiveCampaign.open(args.logdir)
+            campaign.tell(args.file, extra=args.extra, correct=args.correct)
             return 0
         _campaign(args)
         return 0

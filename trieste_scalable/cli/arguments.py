@@ -102,14 +102,24 @@ def _tell(tell: argparse.ArgumentParser) -> None:
     tell.add_argument("logdir", help="the campaign directory propose wrote to")
     tell.add_argument(
         "file",
-        help="the filled-in batch: a CSV or TSV with smiles and score columns (those propose "
-        "wrote, or at least those two); an empty or non-numeric score is a failed evaluation",
+        help="the filled-in batch: a CSV, TSV or ;-separated file with smiles and score "
+        "columns (those propose wrote, or at least those two); an empty score or a word "
+        "(n/a, failed) is a failed evaluation, a score with units or other text refuses the "
+        "file",
     )
-    tell.add_argument(
+    which = tell.add_mutually_exclusive_group()
+    which.add_argument(
         "--extra",
         action="store_true",
         help="molecules the campaign did not propose (e.g. analogues made outside the "
         "library) are logged and told to the model, marked as extra, instead of refused",
+    )
+    which.add_argument(
+        "--correct",
+        action="store_true",
+        help="the file corrects molecules told before: each row a logged molecule and its "
+        "score (a failed evaluation measured later, a typo fixed), kept in corrections.csv; "
+        "the next propose uses them",
     )
 
 
