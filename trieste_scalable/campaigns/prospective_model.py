@@ -91,11 +91,13 @@ def next_batch(
     """Ask the rule for batch ``batch`` (1 the first after the initial design; module docstring)
     and return it with the optimizer that asked it.
 
-    :param budget: Evaluations after the initial design (what ``screen`` passes its rules).
-    :param live: The optimizer that asked the previous batch in this process, if any; used if
-        the records say it did (``asks.json``), else the model is rebuilt.
     A rule state that is gone (``rule_state_NNN.json`` deleted by hand) is rebuilt from the
     records: a fresh state of the rule, with the molecules pending and those that failed.
+
+    :param budget: Evaluations after the initial design (what ``screen`` passes its rules).
+    :param live: The optimizer that asked the previous batch in this process, if any; used if
+        the records say it did (``asks.json``) and no score was corrected since, else the model
+        is rebuilt.
 
     :raise CampaignError: If ``asks.json`` lacks an earlier batch, or no evaluation before the
         first acquisition succeeded.
