@@ -1,5 +1,5 @@
 """Shared pytest configuration: quiet TensorFlow, ``--runslow``, full shape checks, seeding, a
-private cache directory."""
+private cache directory, a small library file."""
 
 from __future__ import annotations
 
@@ -32,6 +32,21 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ``pytestmark = pytest.mark.usefixtures("private_cache")``)."""
     monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
     return tmp_path / "cache"
+
+
+@pytest.fixture
+def small_library(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Write the first ``n`` molecules of the shipped MOSES subset to a ``.smi`` file in the
+    test's directory and return its path: ``small_library(120)``."""
+
+    def write(n: int, name: str = "library.smi") -> Path:
+        from trieste_scalable.problems.molecules import load_smiles
+
+        path = tmp_path / name
+        path.write_text("\n".join(load_smiles("moses-20k")[:n]) + "\n")
+        return path
+
+    return write
 
 
 @pytest.fixture(autouse=True)

@@ -23,26 +23,21 @@ from trieste_scalable.errors import CampaignError, UsageError  # noqa: E402
 from trieste_scalable.problems.featurise import score_library  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 
+from .util import csv_rows  # noqa: E402
+
 pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 SETTINGS: dict[str, Any] = dict(initial=20, batch_size=20, budget=40, seed=3, quiet=True)
 
 
 @pytest.fixture
-def library(tmp_path: Path) -> Path:
-    path = tmp_path / "library.smi"
-    path.write_text("\n".join(load_smiles("moses-20k")[:120]) + "\n")
-    return path
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
+def library(small_library: Any) -> Path:
+    return small_library(120)
 
 
 def _fill(path: Path, scores: Any = None, delimiter: str = ",") -> list[dict[str, str]]:
     """Fill in a proposed batch's score column with QED (or ``scores``), as the lab would."""
-    rows = _rows(path)
+    rows = csv_rows(path)
     values = score_library([r["smiles"] for r in rows], "qed") if scores is None else scores
     for row, value in zip(rows, values):
         row["score"] = repr(float(value)) if isinstance(value, float) else str(value)
@@ -82,7 +77,7 @@ def test_three_rounds_pick_exactly_what_screen_picks_with_the_lab_as_oracle(
         again = campaign.propose()  # asked again before it is told: the same batch
         assert (proposed.batch, again.batch, again.new) == (batch, batch, False)
         assert again.smiles == proposed.smiles and again.path == proposed.path
-        rows = _rows(proposed.path)
+        rows = csv_rows(proposed.path)
         assert [r["rank"] for r in rows] == [str(n) for n in range(1, 21)]
         assert all(r["score"] == "" for r in rows)
         assert all((r["predicted"] != "") == (batch > 0) for r in rows)
@@ -92,8 +87,8 @@ def test_three_rounds_pick_exactly_what_screen_picks_with_the_lab_as_oracle(
         if reopened:
             campaign = ProspectiveCampaign.open(tmp_path / "lab")
     columns = ("batch", "smiles", "observed", "error")
-    screened = [tuple(r[c] for c in columns) for r in _rows(tmp_path / "screen/evaluations.csv")]
-    lab_rows = [tuple(r[c] for c in columns) for r in _rows(tmp_path / "lab/evaluations.csv")]
+    screened = [tuple(r[c] for c in columns) for r in csv_rows(tmp_path / "screen/evaluations.csv")]
+    lab_rows = [tuple(r[c] for c in columns) for r in csv_rows(tmp_path / "lab/evaluations.csv")]
     assert [r[:3] for r in lab_rows] == [r[:3] for r in screened]
     assert sum(bool(r[3]) for r in lab_rows) >= 3  # failures were told (reasons differ)
     with pytest.raises(UsageError, match="reached its budget"):
@@ -109,7 +104,7 @@ def test_the_models_predictions_are_in_the_users_units(library: Path, tmp_path: 
     first = campaign.propose()
     _fill(first.path, [-8.0 - 0.1 * n for n in range(20)])
     campaign.tell(first.path)
-    predicted = [float(r["predicted"]) for r in _rows(campaign.propose().path)]
+    predicted = [float(r["predicted"]) for r in csv_rows(campaign.propose().path)]
     assert all(-12.0 < p < -6.0 for p in predicted)
 
 
@@ -125,7 +120,7 @@ def test_a_partial_batch_leaves_the_rest_pending_never_proposed_again(
     assert not set(second.smiles) & {r["smiles"] for r in rows[15:]}
     late = campaign.tell([{"SMILES": r["smiles"], "Score": r["score"]} for r in rows[15:]])
     assert late.scores == 5 and late.pending == 20  # the second batch is still in the lab
-    assert len(_rows(tmp_path / "lab/evaluations.csv")) == 20
+    assert len(csv_rows(tmp_path / "lab/evaluations.csv")) == 20
 
 
 def test_bad_scores_are_failed_evaluations_with_their_reasons(
@@ -137,7 +132,7 @@ def test_bad_scores_are_failed_evaluations_with_their_reasons(
     _fill(first.path, scores)
     told = campaign.tell(first.path)
     assert (told.scores, told.failed) == (16, 4)
-    errors = [r["error"] for r in _rows(tmp_path / "lab/evaluations.csv")][16:]
+    errors = [r["error"] for r in csv_rows(tmp_path / "lab/evaluations.csv")][16:]
     assert errors == [
         "no score given",
         "score 'n/a' is not a number",
@@ -196,7 +191,7 @@ def test_smiles_spelled_otherwise_match_and_tsv_and_semicolons_are_read(
     tabs = ["score\tsmiles"] + [f"{r['score']}\t{s}" for s, r in zip(spelled[10:], rows[10:])]
     (tmp_path / "rest.tsv").write_text("\n".join(tabs) + "\n")
     assert campaign.tell(tmp_path / "rest.tsv").scores == 10
-    logged = _rows(tmp_path / "lab/evaluations.csv")
+    logged = csv_rows(tmp_path / "lab/evaluations.csv")
     assert [r["smiles"] for r in logged] == [r["smiles"] for r in rows]  # the library's spelling
 
 
@@ -207,7 +202,7 @@ def test_a_molecule_told_twice_is_refused(library: Path, tmp_path: Path) -> None
     campaign.tell(path)
     with pytest.raises(UsageError, match="told already"):
         campaign.tell(path)
-    assert len(_rows(tmp_path / "lab/evaluations.csv")) == 20
+    assert len(csv_rows(tmp_path / "lab/evaluations.csv")) == 20
 
 
 def test_extra_molecules_are_logged_marked_and_told_to_the_model(
@@ -221,7 +216,7 @@ def test_extra_molecules_are_logged_marked_and_told_to_the_model(
         campaign.tell([("CCO", "")], extra=True)
     told = campaign.tell([(r["smiles"], r["score"]) for r in rows] + made, extra=True)
     assert (told.scores, told.extra) == (20, 2)
-    extras = _rows(tmp_path / "lab/extra_molecules.csv")
+    extras = csv_rows(tmp_path / "lab/extra_molecules.csv")
     assert [(r["smiles"], r["score"]) for r in extras] == made
     second = campaign.propose()  # the model is built on 22 molecules
     assert second.batch == 1 and len(second.smiles) == 20
@@ -256,7 +251,7 @@ def test_a_tell_while_another_holds_the_directory_is_refused_then_one_wins(
     campaign.tell(path)
     with pytest.raises(UsageError, match="told already"):
         campaign.tell(path)
-    assert len(_rows(tmp_path / "lab/evaluations.csv")) == 20
+    assert len(csv_rows(tmp_path / "lab/evaluations.csv")) == 20
 
 
 def test_the_command_line_runs_a_campaign_from_the_directorys_settings(
@@ -272,7 +267,7 @@ def test_the_command_line_runs_a_campaign_from_the_directorys_settings(
     outsider.write_text("smiles,score\n" + f"{rows[0]['smiles']},1\nCCCCCCCCCCCCCCO,2\n")
     assert main(["tell", logdir, str(outsider)]) == 2  # one row was not proposed
     assert "outsider.csv, line 3" in capsys.readouterr().err
-    assert len(_rows(tmp_path / "lab/evaluations.csv")) == 0
+    assert len(csv_rows(tmp_path / "lab/evaluations.csv")) == 0
     assert main(["tell", logdir, str(path)]) == 0
     assert main(["propose", "--logdir", logdir]) == 0  # the directory's own settings
     assert capsys.readouterr().out.strip().endswith("batch_001.csv")

@@ -5,7 +5,6 @@ the directory next finishes it, each row once
 
 from __future__ import annotations
 
-import csv
 import os
 import signal
 import subprocess
@@ -18,6 +17,8 @@ pytest.importorskip("rdkit")
 
 from trieste_scalable.campaigns.prospective import ProspectiveCampaign  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
+
+from .util import csv_rows  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
@@ -42,11 +43,6 @@ ProspectiveCampaign.open(sys.argv[1]).tell(sys.argv[2])
 """
 
 
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 @pytest.mark.parametrize("where, finished", [("before-journal", False), ("mid-log", True)])
 def test_a_tell_killed_logs_every_row_or_none(tmp_path: Path, where: str, finished: bool) -> None:
     library = tmp_path / "library.smi"
@@ -56,7 +52,7 @@ def test_a_tell_killed_logs_every_row_or_none(tmp_path: Path, where: str, finish
         library=str(library), logdir=str(logdir), initial=8, batch_size=8, budget=8, quiet=True
     )
     path = campaign.propose().path
-    rows = _rows(path)
+    rows = csv_rows(path)
     filled = tmp_path / "filled.csv"
     filled.write_text(
         "smiles,score\n" + "".join(f"{r['smiles']},{n}\n" for n, r in enumerate(rows))
@@ -72,10 +68,10 @@ def test_a_tell_killed_logs_every_row_or_none(tmp_path: Path, where: str, finish
     reopened = ProspectiveCampaign.open(logdir)
     if finished:  # the tell happened: the next command finishes it
         reopened.propose()
-        told = _rows(logdir / "evaluations.csv")
+        told = csv_rows(logdir / "evaluations.csv")
         assert sorted(r["smiles"] for r in told) == sorted(r["smiles"] for r in rows)
         assert not (logdir / "telling.json").exists()
     else:  # it did not: nothing logged, and the same file can be told now
-        assert _rows(logdir / "evaluations.csv") == []
+        assert csv_rows(logdir / "evaluations.csv") == []
         assert reopened.tell(filled).scores == len(rows)
-    assert len(_rows(logdir / "evaluations.csv")) == len(rows)
+    assert len(csv_rows(logdir / "evaluations.csv")) == len(rows)

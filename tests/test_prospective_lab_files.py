@@ -6,7 +6,6 @@ a molecule neither logged nor pending). ``test_prospective.py`` has the campaign
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,8 @@ from trieste_scalable.campaigns.prospective import ProspectiveCampaign  # noqa: 
 from trieste_scalable.campaigns.prospective_tell import checked_tell, filled_rows  # noqa: E402
 from trieste_scalable.cli import main  # noqa: E402
 from trieste_scalable.errors import CampaignError, UsageError  # noqa: E402
-from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
+
+from .util import csv_rows  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
@@ -27,20 +27,13 @@ SETTINGS: dict[str, Any] = dict(initial=10, batch_size=10, budget=30, seed=5, qu
 
 
 @pytest.fixture
-def library(tmp_path: Path) -> Path:
-    path = tmp_path / "library.smi"
-    path.write_text("\n".join(load_smiles("moses-20k")[:80]) + "\n")
-    return path
+def library(small_library: Any) -> Path:
+    return small_library(80)
 
 
 @pytest.fixture
 def campaign(library: Path, tmp_path: Path) -> ProspectiveCampaign:
     return ProspectiveCampaign.start(library=str(library), logdir=str(tmp_path / "lab"), **SETTINGS)
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
 
 
 def _write(path: Path, header: str, lines: list[str], newline: str = "\n") -> Path:
@@ -49,11 +42,11 @@ def _write(path: Path, header: str, lines: list[str], newline: str = "\n") -> Pa
 
 
 def _scores(campaign: ProspectiveCampaign, batch: int) -> list[str]:
-    return [r["smiles"] for r in _rows(campaign.logdir / f"batch_{batch:03d}.csv")]
+    return [r["smiles"] for r in csv_rows(campaign.logdir / f"batch_{batch:03d}.csv")]
 
 
 def _logged(campaign: ProspectiveCampaign) -> list[dict[str, str]]:
-    return _rows(campaign.logdir / "evaluations.csv")
+    return csv_rows(campaign.logdir / "evaluations.csv")
 
 
 def _tell_all(campaign: ProspectiveCampaign, batch: int, base: float = 0.1) -> None:
@@ -134,7 +127,7 @@ def test_in_flight_deleted_by_hand_never_numbers_a_job_twice(
 ) -> None:
     _tell_all(campaign, campaign.propose().batch)
     pending = campaign.propose()
-    ids = [int(r["id"]) for r in _rows(pending.path)]
+    ids = [int(r["id"]) for r in csv_rows(pending.path)]
     (campaign.logdir / "in_flight.json").unlink()
     again = ProspectiveCampaign.open(campaign.logdir).propose()
     assert (again.batch, again.new, again.smiles) == (1, False, pending.smiles)
@@ -142,7 +135,7 @@ def test_in_flight_deleted_by_hand_never_numbers_a_job_twice(
     _tell_all(campaign, 1)
     third = campaign.propose()
     jobs = [int(r["job"]) for r in _logged(campaign)]
-    new_ids = [int(r["id"]) for r in _rows(third.path)]
+    new_ids = [int(r["id"]) for r in csv_rows(third.path)]
     assert sorted(jobs) == list(range(20)) and ids == list(range(10, 20))
     assert min(new_ids) == 20 and not set(new_ids) & set(jobs)
 
@@ -153,7 +146,7 @@ def test_in_flight_deleted_after_every_tell_numbers_on_from_the_log(
     _tell_all(campaign, campaign.propose().batch)
     (campaign.logdir / "in_flight.json").unlink()
     second = ProspectiveCampaign.open(campaign.logdir).propose()
-    assert second.new and [int(r["id"]) for r in _rows(second.path)] == list(range(10, 20))
+    assert second.new and [int(r["id"]) for r in csv_rows(second.path)] == list(range(10, 20))
 
 
 def test_a_deleted_rule_state_keeps_pending_and_failed_molecules_out_of_the_next_batch(
@@ -255,9 +248,9 @@ def test_a_failed_or_mistyped_score_is_corrected_and_the_model_uses_it(
     assert main(["tell", str(campaign.logdir), str(fixes), "--correct"]) == 0
     logged = ProspectiveCampaign.open(campaign.logdir).records.logged()
     assert list(logged.observed[:3]) == pytest.approx([-0.7, -5.0, -0.2])  # minimised
-    assert [r["score"] for r in _rows(campaign.logdir / "corrections.csv")] == ["0.7", "5"]
+    assert [r["score"] for r in csv_rows(campaign.logdir / "corrections.csv")] == ["0.7", "5"]
     second = ProspectiveCampaign.open(campaign.logdir).propose()
-    predicted = {r["smiles"]: float(r["predicted"]) for r in _rows(second.path)}
+    predicted = {r["smiles"]: float(r["predicted"]) for r in csv_rows(second.path)}
     assert max(predicted.values()) < 5.0 and len(predicted) == 10
     for bad, message in [
         ([(second.smiles[0], 0.5)], "not told yet"),
@@ -266,7 +259,7 @@ def test_a_failed_or_mistyped_score_is_corrected_and_the_model_uses_it(
     ]:
         with pytest.raises(UsageError, match=message):
             campaign.tell(bad, correct=True)
-    assert len(_rows(campaign.logdir / "corrections.csv")) == 2
+    assert len(csv_rows(campaign.logdir / "corrections.csv")) == 2
 
 
 def test_after_a_correction_one_object_proposes_what_a_reopened_campaign_does(
@@ -309,7 +302,7 @@ def test_a_new_batch_size_or_budget_is_kept_for_the_next_batches(
     assert (saved["batch_size"], saved["budget"]) == (15, 45)
     _tell_all(campaign, 1)
     assert main(["propose", "--logdir", logdir]) == 0
-    assert len(_rows(campaign.logdir / "batch_002.csv")) == 15
+    assert len(csv_rows(campaign.logdir / "batch_002.csv")) == 15
     _tell_all(campaign, 2)
     assert main(["propose", "--logdir", logdir]) == 0  # 30 of 45 after the initial design
     _tell_all(campaign, 3)
@@ -324,13 +317,13 @@ def test_a_relative_library_is_kept_absolute_so_tell_works_from_anywhere(
     argv = ["propose", "--library", library.name, "--logdir", "lab", "--initial", "10", "--quiet"]
     assert main([*argv, "--batch-size", "10", "--budget", "20"]) == 0
     assert json.loads((tmp_path / "lab/run.json").read_text())["library"] == str(library)
-    smiles = [r["smiles"] for r in _rows(tmp_path / "lab/batch_000.csv")]
+    smiles = [r["smiles"] for r in csv_rows(tmp_path / "lab/batch_000.csv")]
     path = _write(tmp_path / "b.csv", "smiles,score", [f"{s},0.5" for s in smiles[:3]])
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     assert main(["tell", str(tmp_path / "lab"), str(path)]) == 0
-    assert len(_rows(tmp_path / "lab/evaluations.csv")) == 3
+    assert len(csv_rows(tmp_path / "lab/evaluations.csv")) == 3
 
 
 def test_a_relative_library_of_an_older_campaign_is_made_absolute(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
 from typing import Optional
 
 import gpflow
@@ -54,3 +56,9 @@ def reference_sgpr_predictions(
     )
     with gpflow.config.as_context(gpflow.config.Config(jitter=1e-14)):
         return sgpr.predict_f(x)
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file with a header, as dicts (a campaign's log, a batch file)."""
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))

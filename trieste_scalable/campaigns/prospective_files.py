@@ -32,7 +32,7 @@ import json
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
 
@@ -46,6 +46,7 @@ ASKS, EXTRAS, TELLING = "asks.json", "extra_molecules.csv", "telling.json"
 CORRECTIONS = "corrections.csv"
 EXTRA_COLUMNS = ["job", "batch", "smiles", "score", "observed", "told"]
 CORRECTION_COLUMNS = ["job", "smiles", "score", "observed", "told"]
+T = TypeVar("T")
 
 
 def batch_path(logdir: Path, batch: int) -> Path:
@@ -94,45 +95,65 @@ class ExtraMolecule:
     observed: float
 
 
-class ExtraMolecules:
-    """``extra_molecules.csv`` (:data:`EXTRA_COLUMNS`), rewritten whole (atomically) with each
-    tell's extra molecules: a handful, where the log's rows are many."""
+class _SmallTable:
+    """A CSV file of a few rows with a fixed header, rewritten whole (atomically) as rows are
+    appended: all of an append's rows or none."""
 
-    def __init__(self, logdir: Path):
-        self.path = Path(logdir) / EXTRAS
+    def __init__(self, path: Path, columns: list[str]):
+        self.path, self.columns = path, columns
 
-    def read(self) -> list[ExtraMolecule]:
-        """:raise CampaignError: If the file is damaged (naming the line)."""
+    def _read(self, parse: Callable[[list[str]], T]) -> list[T]:
+        """Each row after the header, parsed.
+
+        :raise CampaignError: If the file is damaged (naming the line).
+        """
         if not self.path.is_file():
             return []
         rows = list(csv.reader(io.StringIO(self.path.read_text())))
-        if not rows or rows[0] != EXTRA_COLUMNS:
-            raise CampaignError(f"{self.path}: expected the header {EXTRA_COLUMNS}")
-        extras = []
+        if not rows or rows[0] != self.columns:
+            raise CampaignError(f"{self.path}: expected the header {self.columns}")
+        parsed = []
         for number, row in enumerate(rows[1:], start=2):
             try:
-                job, batch, smiles, score, observed, _ = row
-                extras.append(
-                    ExtraMolecule(int(job), int(batch), smiles, float(score), float(observed))
-                )
+                parsed.append(parse(row))
             except ValueError:
                 raise CampaignError(f"{self.path}, line {number} is damaged: {row}") from None
-        return extras
+        return parsed
+
+    def _append(self, rows: list[list[Any]]) -> None:
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        if not self.path.is_file():
+            writer.writerow(self.columns)
+        writer.writerows(rows)
+        held_text = self.path.read_text() if self.path.is_file() else ""
+        write_atomically(self.path, held_text + text.getvalue())
+
+
+class ExtraMolecules(_SmallTable):
+    """``extra_molecules.csv`` (:data:`EXTRA_COLUMNS`): each tell's extra molecules, a
+    handful, where the log's rows are many."""
+
+    def __init__(self, logdir: Path):
+        super().__init__(Path(logdir) / EXTRAS, EXTRA_COLUMNS)
+
+    def read(self) -> list[ExtraMolecule]:
+        """:raise CampaignError: If the file is damaged (naming the line)."""
+
+        def parse(row: list[str]) -> ExtraMolecule:
+            job, batch, smiles, score, observed, _ = row
+            return ExtraMolecule(int(job), int(batch), smiles, float(score), float(observed))
+
+        return self._read(parse)
 
     def append(self, extras: list[ExtraMolecule], told: float) -> None:
         """Append those of ``extras`` the file does not hold yet (by job)."""
         held = {extra.job for extra in self.read()}
         new = [e for e in extras if e.job not in held]
-        if not new:
-            return
-        text = io.StringIO()
-        writer = csv.writer(text, lineterminator="\n")
-        if not self.path.is_file():
-            writer.writerow(EXTRA_COLUMNS)
-        for e in new:
-            writer.writerow([e.job, e.batch, e.smiles, f"{e.score:.6g}", repr(e.observed), told])
-        held_text = self.path.read_text() if self.path.is_file() else ""
-        write_atomically(self.path, held_text + text.getvalue())
+        if new:
+            self._append(
+                [[e.job, e.batch, e.smiles, f"{e.score:.6g}", repr(e.observed), told] for e in new]
+            )
 
 
 @dataclass(frozen=True)
@@ -147,40 +168,26 @@ class Correction:
     told: float
 
 
-class Corrections:
-    """``corrections.csv`` (:data:`CORRECTION_COLUMNS`), rewritten whole (atomically) with each
-    ``tell --correct``: all of its rows or none."""
+class Corrections(_SmallTable):
+    """``corrections.csv`` (:data:`CORRECTION_COLUMNS`): the scores of ``tell --correct``, in
+    the order given."""
 
     def __init__(self, logdir: Path):
-        self.path = Path(logdir) / CORRECTIONS
+        super().__init__(Path(logdir) / CORRECTIONS, CORRECTION_COLUMNS)
 
     def read(self) -> list[Correction]:
         """:raise CampaignError: If the file is damaged (naming the line)."""
-        if not self.path.is_file():
-            return []
-        rows = list(csv.reader(io.StringIO(self.path.read_text())))
-        if not rows or rows[0] != CORRECTION_COLUMNS:
-            raise CampaignError(f"{self.path}: expected the header {CORRECTION_COLUMNS}")
-        corrections = []
-        for number, row in enumerate(rows[1:], start=2):
-            try:
-                job, smiles, score, observed, told = row
-                corrections.append(
-                    Correction(int(job), smiles, float(score), float(observed), float(told))
-                )
-            except ValueError:
-                raise CampaignError(f"{self.path}, line {number} is damaged: {row}") from None
-        return corrections
+
+        def parse(row: list[str]) -> Correction:
+            job, smiles, score, observed, told = row
+            return Correction(int(job), smiles, float(score), float(observed), float(told))
+
+        return self._read(parse)
 
     def append(self, corrections: list[Correction]) -> None:
-        text = io.StringIO()
-        writer = csv.writer(text, lineterminator="\n")
-        if not self.path.is_file():
-            writer.writerow(CORRECTION_COLUMNS)
-        for c in corrections:
-            writer.writerow([c.job, c.smiles, f"{c.score:.6g}", repr(c.observed), c.told])
-        held_text = self.path.read_text() if self.path.is_file() else ""
-        write_atomically(self.path, held_text + text.getvalue())
+        self._append(
+            [[c.job, c.smiles, f"{c.score:.6g}", repr(c.observed), c.told] for c in corrections]
+        )
 
 
 class TellJournal:
