@@ -69,15 +69,12 @@ from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms import build  # noqa: E402
 from trieste_scalable.campaigns.engine import run_asynchronous  # noqa: E402
-from trieste_scalable.campaigns.screen_specification import DEFAULT_DICTIONARY  # noqa: E402
+from trieste_scalable.campaigns.library_models import screening_regulariser  # noqa: E402
+from trieste_scalable.campaigns.registry import LIBRARY_DEFAULT, algorithm  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
-from trieste_scalable.problems.screening import (  # noqa: E402
-    ScreeningProblem,
-    screening_problem,
-    screening_regulariser,
-)
+from trieste_scalable.problems.screening import ScreeningProblem, screening_problem  # noqa: E402
 from trieste_scalable.problems.synthetic import rkhs_problem  # noqa: E402
 
 
@@ -158,7 +155,9 @@ def screening_runs(space, data, workers, thresholds):  # type: ignore[no-untyped
 
     trieste = AsynchronousGreedy(LocalPenalization(space))
     # the command line's default rule in process: fixed batches over at most 1,000 points
-    dictionary = dict(fixed_batches=True, dictionary_size=DEFAULT_DICTIONARY)
+    dictionary = dict(
+        fixed_batches=True, dictionary_size=algorithm(LIBRARY_DEFAULT).default_inducing(True)
+    )
     small = dict(fixed_batches=True, dictionary_size=300)
     return {
         "ts async": (lambda: made("ts", 2 * workers, workers), False),

@@ -21,12 +21,10 @@ import numpy as np  # noqa: E402
 
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms import build  # noqa: E402
+from trieste_scalable.campaigns.library_models import screening_regulariser  # noqa: E402
 from trieste_scalable.campaigns.runner import run_campaign  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
-from trieste_scalable.problems.screening import (
-    screening_problem,  # noqa: E402
-    screening_regulariser,  # noqa: E402
-)
+from trieste_scalable.problems.screening import screening_problem  # noqa: E402
 
 OUT = Path(__file__).parent / "out"
 

@@ -179,7 +179,7 @@ def busy_cpu() -> tuple[int, int]:
 
 RAY_FEATURISE = r"""
 import sys
-from trieste_scalable.problems.chunk_maps import RayChunkMap
+from trieste_scalable.cluster.chunk_maps import RayChunkMap
 from trieste_scalable.problems.store_build import build_store
 build_store([sys.argv[1]], sys.argv[2], "bits", 2, 1024, shard_size=int(sys.argv[3]),
             chunk_map=RayChunkMap(), progress=lambda line: print(line, flush=True))

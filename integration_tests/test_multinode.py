@@ -24,9 +24,9 @@ ray = pytest.importorskip("ray")
 
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from trieste_scalable.cluster.chunk_maps import RayChunkMap  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator  # noqa: E402
 from trieste_scalable.cluster.scoring_actors import ScoringActors  # noqa: E402
-from trieste_scalable.problems.chunk_maps import RayChunkMap  # noqa: E402
 from trieste_scalable.problems.featurise import fingerprint_chunk  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore  # noqa: E402

@@ -5,7 +5,11 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 import trieste_scalable
 
@@ -89,6 +93,60 @@ def test_no_import_cycle_between_modules() -> None:
     for name in sorted(graph):
         if name not in state:
             visit(name, [])
+
+
+# The layers, top to bottom: a module imports only modules of its own layer's package or of a
+# layer below (a module's layer is its longest prefix here; "" is the package's root). The
+# commands choose where work runs (cluster/: Ray) and sit above it; the rest of the application
+# sits below it, and the library a Trieste user imports below that.
+LAYERS = [
+    "__main__",
+    "cli",
+    "campaigns.screen",
+    "campaigns.optimize",
+    "cluster",
+    "campaigns",
+    "problems",
+    "acquisition",
+    "models",
+    "packed_space",
+    "sampling",
+    "kernels",
+    "numerics",
+    "files",
+    "errors",
+    "",
+    "_moved",
+]
+
+
+def _layer(module: str) -> str:
+    name = module.removeprefix("trieste_scalable").removeprefix(".")
+    return max((p for p in LAYERS if name == p or name.startswith(p + ".") or not p), key=len)
+
+
+def test_every_import_points_down_the_layer_order() -> None:
+    """No upward import between layers (function-level and type-checking imports included), so
+    no cycle between packages either."""
+    graph = _import_graph()
+    unplaced = sorted(m for m in graph if _layer(m) == "" and m != "trieste_scalable")
+    assert not unplaced, f"modules of no layer in LAYERS: {unplaced}"
+    upward = sorted(
+        f"{module} -> {imported}"
+        for module, imports in graph.items()
+        for imported in imports
+        if LAYERS.index(_layer(imported)) < LAYERS.index(_layer(module))
+    )
+    assert not upward, upward
+
+
+def test_the_layer_test_fails_on_an_upward_import(monkeypatch: Any) -> None:
+    """The test above is not vacuous: an import from numerics into campaigns fails it."""
+    graph = _import_graph()
+    graph["trieste_scalable.numerics.linalg"].add("trieste_scalable.campaigns.records")
+    monkeypatch.setattr(sys.modules[__name__], "_import_graph", lambda: graph)
+    with pytest.raises(AssertionError, match="numerics.linalg -> trieste_scalable.campaigns"):
+        test_every_import_points_down_the_layer_order()
 
 
 # The library: what a Trieste user imports (numerics, samplers, kernels, the packed search

@@ -4,8 +4,5 @@
 :mod:`.distributed`), one run of a campaign and its Python entry point (:mod:`.runner`), the
 algorithms the command line names (:mod:`.algorithms`), output directories and resume
 (:mod:`.session`, :mod:`.campaign_directory`, :mod:`.logdir`), the records
-(:mod:`.records`), what a person watches (:mod:`.monitor`) and the report (:mod:`.report`)."""
-
-ALGORITHMS = ("bbkb", "bbkb-local", "bkb", "gp-bucb", "ts", "mini-ucb", "mini-ei", "random")
-"""The algorithms :func:`.algorithms.build` makes (here, so that the command line parses its
-arguments without loading TensorFlow)."""
+(:mod:`.records`), what a person watches (:mod:`.monitor`) and the report (:mod:`.report`).
+The algorithms are data (:mod:`.registry`)."""

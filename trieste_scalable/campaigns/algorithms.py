@@ -17,16 +17,8 @@ from trieste.models.interfaces import TrainableProbabilisticModel
 from trieste.space import SearchSpace
 from trieste.types import State, TensorType
 
-from ..acquisition import (
-    BBKB,
-    BKB,
-    GPBUCB,
-    BatchThompsonSampling,
-    ConfidenceWidth,
-    ExplorationShare,
-    MiniGPEI,
-    MiniGPUCB,
-)
+from .. import acquisition
+from ..acquisition import BatchThompsonSampling, ConfidenceWidth, ExplorationShare
 from ..acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
 from ..acquisition.pending import Points, failed_points, outstanding, proposed, rows_seen
 from ..acquisition.rule_state import check_state, saved_state
@@ -42,7 +34,8 @@ from ..models.builders import RECOMMENDED_VARIANCE_OPTIMISM
 from ..numerics.bits import take_rows
 from ..problems.molecules import CACHE_LIBRARY, cached, for_library
 from ..sampling.scoring import RemoteSampleScoring
-from . import ALGORITHMS
+from .registry import Algorithm
+from .registry import algorithm as entry_of
 
 
 @saved_state
@@ -121,35 +114,87 @@ class NoModel(TrainableProbabilisticModel):
         return None
 
 
-def build(
-    algorithm: str,
-    data: Dataset,
-    *,
-    lengthscale: float = 0.3,
-    kernel_variance: float = 0.1,
-    noise_variance: float,
-    width: ConfidenceWidth,
-    batch_size: int,
-    max_batch_size: Optional[int],
-    fit_hyperparameters: bool,
-    seed: int,
-    allow_repeats: bool = True,
-    kernel: Optional[gpflow.kernels.Kernel] = None,
-    screening: bool = False,
-    num_inducing: Optional[int] = None,
-    selector: str = "kmeans",
-    budget: Optional[int] = None,
-    redraw_features_every: Optional[int] = None,
-    ratio_threshold: Optional[float] = None,
-    regulariser: Optional[float] = None,
-    keep_sign_features: bool = True,
-    remote_scoring: Optional[RemoteSampleScoring] = None,
-    exploration_rate: Optional[float] = None,
-    variance_optimism: Optional[float] = None,
-    fixed_batches: bool = False,
-    dictionary_size: Optional[int] = None,
-) -> tuple[Any, AcquisitionRule]:
-    """The model and rule for ``algorithm`` (one of :data:`ALGORITHMS`).
+@dataclass(frozen=True, kw_only=True)
+class BuildOptions:
+    """Everything :func:`build` takes beside the algorithm and the data (its docstring)."""
+
+    lengthscale: float = 0.3
+    kernel_variance: float = 0.1
+    noise_variance: float
+    width: ConfidenceWidth
+    batch_size: int
+    max_batch_size: Optional[int]
+    fit_hyperparameters: bool
+    seed: int
+    allow_repeats: bool = True
+    kernel: Optional[gpflow.kernels.Kernel] = None
+    screening: bool = False
+    num_inducing: Optional[int] = None
+    selector: str = "kmeans"
+    budget: Optional[int] = None
+    redraw_features_every: Optional[int] = None
+    ratio_threshold: Optional[float] = None
+    regulariser: Optional[float] = None
+    keep_sign_features: bool = True
+    remote_scoring: Optional[RemoteSampleScoring] = None
+    exploration_rate: Optional[float] = None
+    variance_optimism: Optional[float] = None
+    fixed_batches: bool = False
+    dictionary_size: Optional[int] = None
+
+    @property
+    def the_kernel(self) -> gpflow.kernels.Kernel:
+        """``kernel``, by default squared exponential with ``lengthscale`` and
+        ``kernel_variance``."""
+        if self.kernel is not None:
+            return self.kernel
+        return gpflow.kernels.SquaredExponential(
+            variance=self.kernel_variance, lengthscales=self.lengthscale
+        )
+
+    @property
+    def remedies(self) -> bool:
+        """UCB rules fitted on noisy data keep exploring (``docs/fitting.md``); screening never
+        repeats a molecule, so never there."""
+        return self.fit_hyperparameters and not self.screening
+
+    def ucb_fit(self) -> dict[str, Any]:
+        """The fitting options of the UCB-family models (variance optimism with the remedies)."""
+        fit: dict[str, Any] = dict(fit_hyperparameters=self.fit_hyperparameters)
+        if self.remedies:
+            optimism = self.variance_optimism
+            fit["variance_optimism"] = (
+                RECOMMENDED_VARIANCE_OPTIMISM if optimism is None else optimism
+            )
+        return fit
+
+    def shared(self, rule: AcquisitionRule) -> AcquisitionRule:
+        """``rule`` with a decaying share of random points where the remedies apply."""
+        rate = 3.0 if self.exploration_rate is None else self.exploration_rate
+        if self.remedies and rate != 0:
+            return ExplorationShare(rule, rate=rate, seed=self.seed)
+        return rule
+
+
+Builder = Callable[[Algorithm, Dataset, BuildOptions], tuple[Any, AcquisitionRule]]
+BUILDERS: dict[str, Builder] = {}
+"""The builder of each :data:`~.registry.Family`: the registry's entry, the data and the
+options to a model and a rule."""
+
+
+def builds(family: str) -> Callable[[Builder], Builder]:
+    """Register the decorated function as ``family``'s builder."""
+
+    def register(builder: Builder) -> Builder:
+        BUILDERS[family] = builder
+        return builder
+
+    return register
+
+
+def build(algorithm: str, data: Dataset, **options: Any) -> tuple[Any, AcquisitionRule]:
+    """The model and rule for ``algorithm`` (a name of :data:`~.registry.ALGORITHMS`), by its
+    family's builder (:data:`BUILDERS`).
 
     :param kernel: The GP kernel; default squared exponential with ``lengthscale`` and
         ``kernel_variance``.
@@ -187,89 +232,103 @@ def build(
         while there are no more, then a Nyström GP over a dictionary of this size drawn by
         pivoted Cholesky (:class:`~trieste_scalable.models.PivotedCholeskyDictionary`); default
         none (always exact).
-    :raise ValueError: On an unknown algorithm, ``remote_scoring`` for ``random`` or the MINI
-        rules, or ``fixed_batches`` for the MINI rules (their epochs are their batches).
+    :raise ValueError: On an unknown algorithm, ``remote_scoring`` for a rule not scored on
+        actors, or ``fixed_batches`` for a rule whose epochs are its batches.
     """
-    if fixed_batches and algorithm.startswith("mini"):
+    entry = entry_of(algorithm)
+    settings = BuildOptions(**options)
+    if settings.fixed_batches and "fixed" not in entry.batch_policies:
         raise ValueError(f"{algorithm} cannot follow fixed batches: its epochs set its batches")
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {algorithm!r}: choose from {', '.join(ALGORITHMS)}")
-    if remote_scoring is not None and algorithm in ("random", "mini-ucb", "mini-ei"):
+    if settings.remote_scoring is not None and not entry.scored_on_actors:
         raise ValueError(f"{algorithm} scores no library elsewhere: it takes no remote_scoring")
-    if kernel is None:
-        kernel = gpflow.kernels.SquaredExponential(
-            variance=kernel_variance, lengthscales=lengthscale
-        )
-    fit: dict[str, Any] = dict(fit_hyperparameters=fit_hyperparameters)
-    threshold = ratio_threshold or 2.0
-    # UCB rules fitted on noisy data keep exploring (docs/fitting.md); screening never repeats
-    remedies = fit_hyperparameters and not screening
-    ucb_fit = dict(fit)
-    if remedies:
-        default = RECOMMENDED_VARIANCE_OPTIMISM
-        ucb_fit["variance_optimism"] = default if variance_optimism is None else variance_optimism
-    rate = 3.0 if exploration_rate is None else exploration_rate
+    return BUILDERS[entry.family](entry, data, settings)
 
-    def _share(rule: AcquisitionRule) -> AcquisitionRule:
-        return ExplorationShare(rule, rate=rate, seed=seed) if remedies and rate != 0 else rule
 
-    if algorithm == "random":
-        return NoModel(), RandomRule(batch_size, seed, exclude_evaluated=screening)
-    if algorithm == "ts":
-        model = AdaptiveSVGP(
-            kernel,
-            noise_variance,
-            data,
-            inducing=num_inducing or (1000 if screening else 500),
-            selector=selector,
-            seed=seed,
-            **fit,
-        )
-        # screening scores whole libraries: float32 products (see BatchThompsonSampling)
-        scoring = tf.float32 if screening else None
-        thompson = BatchThompsonSampling(
-            batch_size,
-            exclude_evaluated=screening,
-            seed=seed,
-            scoring_dtype=scoring,
-            redraw_features_every=redraw_features_every,
-            sign_store=LibrarySignStore() if screening and keep_sign_features else None,
-            remote_scoring=remote_scoring,
-        )
-        return model, thompson
-    if algorithm in ("mini-ucb", "mini-ei"):
-        epochs: dict[str, Any] = dict(
-            max_batch_size=max_batch_size, budget=budget, exclude_evaluated=screening
-        )
-        rule: AcquisitionRule = (
-            MiniGPUCB(threshold, width if width.mode == "constant" else "theory", **epochs)
-            if algorithm == "mini-ucb"
-            else MiniGPEI(threshold, **epochs)
-        )
-        replicated = ReplicatedGPR(kernel, noise_variance, data, **ucb_fit)
-        return replicated, _share(rule)
-    ucb: dict[str, Any] = dict(width=width, seed=seed, exclude_evaluated=screening)
-    ucb["remote_marginals"] = remote_scoring
-    ucb["regulariser"] = "kernel_variance" if regulariser is None else regulariser
-    batches = dict(
-        ucb,
-        max_batch_size=batch_size if fixed_batches else max_batch_size,
-        allow_repeats=allow_repeats and not screening,
-        ratio_threshold=threshold,
-        fixed_batch_size=fixed_batches,
+@builds("uniform")
+def _random(entry: Algorithm, data: Dataset, options: BuildOptions) -> tuple[Any, AcquisitionRule]:
+    rule = RandomRule(options.batch_size, options.seed, exclude_evaluated=options.screening)
+    return NoModel(), rule
+
+
+@builds("thompson")
+def _thompson(
+    entry: Algorithm, data: Dataset, options: BuildOptions
+) -> tuple[Any, AcquisitionRule]:
+    inducing = options.num_inducing or entry.default_inducing(library=options.screening)
+    if inducing is None:
+        raise ValueError(f"{entry.name} has no default number of inducing points")
+    model = AdaptiveSVGP(
+        options.the_kernel,
+        options.noise_variance,
+        data,
+        inducing=inducing,
+        selector=options.selector,
+        seed=options.seed,
+        fit_hyperparameters=options.fit_hyperparameters,
     )
-    dictionary: Any = RidgeLeverageSampler(2.0, seed=seed)
-    if algorithm == "gp-bucb":
-        rule = GPBUCB(**batches)
+    screening = options.screening
+    thompson = BatchThompsonSampling(
+        options.batch_size,
+        exclude_evaluated=screening,
+        seed=options.seed,
+        # screening scores whole libraries: float32 products (see BatchThompsonSampling)
+        scoring_dtype=tf.float32 if screening else None,
+        redraw_features_every=options.redraw_features_every,
+        sign_store=LibrarySignStore() if screening and options.keep_sign_features else None,
+        remote_scoring=options.remote_scoring,
+    )
+    return model, thompson
+
+
+@builds("epochs")
+def _epochs(entry: Algorithm, data: Dataset, options: BuildOptions) -> tuple[Any, AcquisitionRule]:
+    rule_type = getattr(acquisition, entry.rule)
+    settings: dict[str, Any] = dict(
+        max_batch_size=options.max_batch_size,
+        budget=options.budget,
+        exclude_evaluated=options.screening,
+    )
+    if entry.confidence_width:
+        width = options.width
+        settings["width"] = width if width.mode == "constant" else "theory"
+    rule = rule_type(options.ratio_threshold or 2.0, **settings)
+    model = ReplicatedGPR(options.the_kernel, options.noise_variance, data, **options.ucb_fit())
+    return model, options.shared(rule)
+
+
+@builds("hallucinated")
+def _hallucinated(
+    entry: Algorithm, data: Dataset, options: BuildOptions
+) -> tuple[Any, AcquisitionRule]:
+    ucb: dict[str, Any] = dict(
+        width=options.width,
+        seed=options.seed,
+        exclude_evaluated=options.screening,
+        remote_marginals=options.remote_scoring,
+        regulariser="kernel_variance" if options.regulariser is None else options.regulariser,
+    )
+    if entry.stopping_threshold:  # adaptive batches (a fixed size, the stopping rule logged)
+        fixed = options.fixed_batches
+        ucb |= dict(
+            max_batch_size=options.batch_size if fixed else options.max_batch_size,
+            allow_repeats=options.allow_repeats and not options.screening,
+            ratio_threshold=options.ratio_threshold or 2.0,
+            fixed_batch_size=fixed,
+        )
+    rule = getattr(acquisition, entry.rule)(**dict(entry.rule_options), **ucb)
+    dictionary: Any = RidgeLeverageSampler(2.0, seed=options.seed)
+    if entry.model_size == "dictionary":
         dictionary = ExactDictionary()
-        if dictionary_size is not None:
-            dictionary = PivotedCholeskyDictionary(dictionary_size, seed=seed)
-    elif algorithm == "bkb":
-        rule = BKB(**ucb)
-    else:
-        rule = BBKB("global" if algorithm == "bbkb" else "global_local", **batches)
-    nystrom = NystromGPR(kernel, noise_variance, data, dictionary=dictionary, **ucb_fit)
-    return nystrom, _share(rule)
+        if options.dictionary_size is not None:
+            dictionary = PivotedCholeskyDictionary(options.dictionary_size, seed=options.seed)
+    model = NystromGPR(
+        options.the_kernel,
+        options.noise_variance,
+        data,
+        dictionary=dictionary,
+        **options.ucb_fit(),
+    )
+    return model, options.shared(rule)
 
 
 @dataclass(frozen=True)

@@ -10,32 +10,24 @@ from typing import Any, Optional
 
 from ..errors import UsageError
 from ..problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH
+from .registry import algorithm as entry_of
 from .run_record import read_record
 from .screen_specification import LibrarySpec, ProposeSpec, ScreenSpec
 from .specification import CampaignSpec, Spec
-
-PROPOSALS_PER_WORKER = {("gp-bucb", "fixed"): 4}
-"""Points an acquisition proposes per worker in an asynchronous ``screen`` campaign, by rule
-and batch policy (2 for the others). Measured on 20,000 molecules with 32 workers of 1 s
-(``benchmarks/asynchronous.py``, ``docs/screening.md``): batch Thompson sampling's acquisition of
-32 points took 0.9-1.4 s, so the proposals in hand ran out and 13 % of the workers' time was spent
-waiting, 0.1 % with 64; ``gp-bucb``'s costs mostly the batch-start marginals of every molecule,
-so 128 points an acquisition kept the workers 98.2 % busy where 64 kept them 92-96 %."""
 
 
 def resolved(spec: Spec) -> Spec:
     """``spec`` with every setting that depends on the campaign filled in where not given:
 
-    - ``algorithm``: a resumed campaign's own, else the command's (``gp-bucb`` over at most
-      :data:`~.screen_specification.DEFAULT_DICTIONARY` evaluated molecules, in process, on
-      a library store, on its scoring actors and in asynchronous campaigns alike);
+    - ``algorithm``: a resumed campaign's own, else the command's
+      (:data:`~.registry.LIBRARY_DEFAULT` in process, on a library store, on its scoring
+      actors and in asynchronous campaigns alike);
     - ``batch_policy``: a resumed campaign's own (``adaptive`` for one logged before it existed),
-      else the command's; ``adaptive`` for the MINI rules (their epochs are their batches) and
-      for the other rules in asynchronous campaigns (workers take points as they free), except
-      ``gp-bucb``, whose fixed batches hallucinate the points in flight in one call;
-    - ``batch_size``: the command's; with ``--workers N --asynchronous``
-      :data:`PROPOSALS_PER_WORKER` times N (2N for most rules; 4N for ``gp-bucb``'s fixed
-      batches, whose acquisitions cost mostly scoring every candidate once);
+      else the command's; ``adaptive`` for a rule whose epochs are its batches (the MINI rules)
+      and, in asynchronous campaigns, for a rule whose registry entry says so
+      (:attr:`~.registry.Algorithm.adaptive_when_asynchronous`);
+    - ``batch_size``: the command's; with ``--workers N --asynchronous`` the entry's
+      :meth:`~.registry.Algorithm.per_worker` times N;
     - ``screen``'s ``fingerprint``, ``radius``, ``fingerprint_width``: a resumed campaign's own,
       a library store's, else
       :data:`~trieste_scalable.problems.molecules.DEFAULT_FINGERPRINT` (``featurise``'s too).
@@ -46,15 +38,17 @@ def resolved(spec: Spec) -> Spec:
     """
     saved = _resumed_spec(spec)
     algorithm = spec.algorithm or (saved.algorithm if saved else None) or spec.default_algorithm
-    policy = spec.default_batch_policy
-    if algorithm.startswith("mini") or (spec.runs_asynchronously and algorithm != "gp-bucb"):
+    entry, policy = entry_of(algorithm), spec.default_batch_policy
+    if entry.batch_policies == ("adaptive",):  # its epochs set its batches
+        policy = "adaptive"
+    if spec.runs_asynchronously and entry.adaptive_when_asynchronous:
         policy = "adaptive"
     if saved is not None:
         policy = saved.batch_policy or "adaptive"
     policy = spec.batch_policy or policy
     batch_size = spec.batch_size or spec.default_batch_size
     if spec.batch_size is None and isinstance(spec, ScreenSpec) and spec.runs_asynchronously:
-        per_worker = PROPOSALS_PER_WORKER.get((algorithm, policy), 2)
+        per_worker = entry.per_worker(policy)
         batch_size = per_worker * int(spec.workers or 0)
     filled: dict[str, Any] = dict(algorithm=algorithm, batch_size=batch_size, batch_policy=policy)
     if isinstance(spec, LibrarySpec):

@@ -1,7 +1,7 @@
 """The model and rule of a campaign over a molecular library, the same for ``screen`` and a
 prospective campaign (``propose``), so a seed picks the same molecules whichever told the
 scores: a Tanimoto kernel whose variance is the scores' variance when the model is first built,
-and the noise-free screen's regulariser (:func:`~..problems.screening.screening_regulariser`)."""
+and the noise-free screen's regulariser (:func:`screening_regulariser`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any, Optional
 import numpy as np
 from trieste.data import Dataset
 
+from .registry import algorithm
 from .runner import Build
 from .screen_specification import LibrarySpec
 
@@ -22,7 +23,6 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
     :param remote: Scores a library store's shards elsewhere (``screen --scoring-actors``).
     """
     from ..kernels import Tanimoto
-    from ..problems.screening import screening_regulariser
     from .algorithms import build
 
     def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
@@ -49,3 +49,13 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
         )
 
     return models
+
+
+def screening_regulariser(name: str, scale: float) -> float:
+    """The noise variance a noise-free screen's model assumes for the algorithm ``name``: its
+    registry entry's :attr:`~.registry.Algorithm.screening_noise_share` of the kernel variance
+    ``scale`` (1 % for Thompson sampling and random search, the kernel variance itself for the
+    UCB and MINI rules, whose picks on docking tables were measured with it:
+    ``benchmarks/molpal_enamine.py``). The UCB rules' batch sizes no longer hang on it: their
+    ``regulariser`` is at least the kernel variance whatever the noise."""
+    return algorithm(name).screening_noise_share * scale

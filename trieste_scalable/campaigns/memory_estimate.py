@@ -35,6 +35,7 @@ from typing import Optional
 
 from ..errors import UsageError
 from ..problems.molecules import fingerprint_width
+from .registry import algorithm
 from .screen_specification import LibrarySpec
 
 BASELINE = 1.0e9
@@ -47,7 +48,9 @@ makes of it (the model shares the dataset's rows, :mod:`~trieste_scalable.models
 CROSS_BLOCKS = 6
 """[n, m] blocks the model holds at once while it is updated (module docstring)."""
 CHUNK = 2048
-"""Candidates a compiled call scores (the models' ``chunk_size``)."""
+"""Candidates a compiled call scores: the models' ``chunk_size``
+(:data:`trieste_scalable.models.base.CHUNK_SIZE`, not imported: the estimate loads no
+TensorFlow; ``tests`` check the two agree)."""
 SMALLEST_DICTIONARY = 100
 """The smallest dictionary :func:`check_memory` offers."""
 
@@ -83,14 +86,16 @@ def estimate(
 
 
 def model_points(spec: LibrarySpec) -> int:
-    """m for the campaign's rule (module docstring): all evaluations for an exact GP, none for
-    random search."""
+    """m for the campaign's rule (module docstring), by its registry entry's
+    :attr:`~.registry.Algorithm.model_size`: all evaluations for an exact GP, none for random
+    search."""
     evaluations = spec.initial + spec.budget
-    if spec.algorithm == "gp-bucb":
+    entry = algorithm(spec.rule)
+    if entry.model_size == "dictionary":
         return spec.dictionary_size or evaluations
-    if spec.algorithm == "ts":
-        return spec.inducing or 1000
-    return 0 if spec.algorithm == "random" else evaluations
+    if entry.model_size == "inducing":
+        return spec.inducing or entry.default_inducing(library=True) or evaluations
+    return 0 if entry.model_size == "none" else evaluations
 
 
 def check_memory(
@@ -122,7 +127,7 @@ def check_memory(
         "a library store screened with --scoring-actors, a narrower --fingerprint-width or "
         "a smaller --budget"
     )
-    if spec.algorithm == "gp-bucb":
+    if algorithm(spec.rule).model_size == "dictionary":
         fits = [
             m
             for m in (4000, 2000, 1000, 500, 200, SMALLEST_DICTIONARY)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -129,10 +129,26 @@ def _run_screen(spec: ScreenSpec) -> ScreenResult:
     if spec.dictionary_note():
         print(f"{spec.algorithm}: {spec.dictionary_note()}")
     models = library_models(spec, spec.noise, _scoring_actors(spec))
-    result = run_session(problem, spec, models, oracle)
+    result = run_session(problem, spec, models, oracle, _ray_workers(spec))
     logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()
     evaluated = logged.ids[~logged.failed]
     return ScreenResult(result, problem, Path(spec.logdir), evaluated)
+
+
+def _ray_workers(spec: ScreenSpec) -> Optional[Callable[[Any], Any]]:
+    """With ``--workers``: the oracle's evaluations on Ray workers (with ``--latency``, each
+    delayed as a simulated slow oracle's), else none (in this process)."""
+    if spec.workers is None:
+        return None
+    workers = spec.workers
+
+    def evaluator(oracle: Any) -> Any:
+        from ..cluster.evaluators import RayEvaluator, WithLatency
+
+        objective = WithLatency(oracle, spec.latency, seed=spec.seed) if spec.latency else oracle
+        return RayEvaluator(objective, workers, timeout=spec.timeout, address=spec.ray_address)
+
+    return evaluator
 
 
 def _oracle(spec: ScreenSpec, problem: Optional[ScreeningProblem]) -> Optional[Any]:

@@ -20,18 +20,11 @@ from ..problems.molecules import (
     OBJECTIVES,
 )
 from ..problems.score_table import renamed
+from .registry import LIBRARY_DEFAULT, listed
 from .setting_fields import setting
-from .specification import HALLUCINATED_BATCH_RULES, CampaignSpec, flag, too_many
+from .specification import CampaignSpec, flag, too_many
 
-DEFAULT_DICTIONARY = 1000
-"""``gp-bucb``'s dictionary in a library campaign (``--inducing``): an exact GP while the
-molecules evaluated are no more, a Nyström GP over this many of them after
-(``benchmarks/molpal_enamine.py``, ``benchmarks/library_scale_rules.py``; ``docs/screening.md``)."""
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
-SCORED_ON_ACTORS = (*HALLUCINATED_BATCH_RULES, "ts")
-"""The rules ``--scoring-actors`` scores a library store for: Thompson samples (``ts``), the
-batch-start marginals (the others; see
-:class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,7 +32,7 @@ class LibrarySpec(CampaignSpec):
     """A campaign over a molecular library: the library, its fingerprint, the scores'
     direction; the rule and batches of ``screen``'s defaults."""
 
-    default_algorithm: ClassVar[str] = "gp-bucb"
+    default_algorithm: ClassVar[str] = LIBRARY_DEFAULT
     default_batch_size: ClassVar[int] = 100
     default_batch_policy: ClassVar[str] = "fixed"
 
@@ -85,15 +78,16 @@ class LibrarySpec(CampaignSpec):
 
     @property
     def dictionary_size(self) -> Optional[int]:
-        """``gp-bucb``'s dictionary (``--inducing``, default :data:`DEFAULT_DICTIONARY`);
-        ``None`` for the other rules."""
-        if self.algorithm != "gp-bucb":
+        """The dictionary of a rule whose exact GP turns to a Nyström GP past it (``--inducing``,
+        default the registry's; ``None`` for the other rules)."""
+        entry = self.entry
+        if entry is None or entry.model_size != "dictionary":
             return None
-        return self.inducing or DEFAULT_DICTIONARY
+        return self.inducing or entry.default_inducing(library=True)
 
     def dictionary_note(self) -> str:
-        """What the campaign's log says of ``gp-bucb``'s GP: exact throughout, or when it turns
-        to a Nyström dictionary (empty for the other rules)."""
+        """What the campaign's log says of a dictionary rule's GP: exact throughout, or when it
+        turns to a Nyström dictionary (empty for the other rules)."""
         size = self.dictionary_size
         if size is None:
             return ""
@@ -176,10 +170,12 @@ class ScreenSpec(LibrarySpec):
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise UsageError(f"{flag(self, name)} must be positive, got {value}")
         if self.scoring_actors is not None:
-            if self.algorithm not in (None, *SCORED_ON_ACTORS) or not is_store(self.library):
-                raise UsageError(
-                    f"--scoring-actors scores {', '.join(SCORED_ON_ACTORS)} over a library store"
-                )
+            scored = self.algorithm is None or (
+                self.entry is not None and self.entry.scored_on_actors
+            )
+            if not scored or not is_store(self.library):
+                rules = listed(lambda entry: entry.scored_on_actors)
+                raise UsageError(f"--scoring-actors scores {rules} over a library store")
         try:
             table = is_table_objective(self.objective)
         except ValueError as error:

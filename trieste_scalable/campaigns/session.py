@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..cluster.evaluators import RayEvaluator, WithLatency
 from ..errors import UsageError
 from ..problems import DiscreteProblem
 from ..problems.oracles import Oriented
@@ -48,8 +47,11 @@ from .runner import (
     InitialDesignFailed,
     noise_free_score,
 )
-from .screen_specification import ScreenSpec
 from .specification import CampaignSpec
+
+Workers = Callable[[Any], Evaluator]
+"""Makes the evaluator that runs an oracle's evaluations on workers (the ``screen`` command's
+Ray workers, :mod:`trieste_scalable.cluster.evaluators`: chosen by the command, not here)."""
 
 
 def run_session(
@@ -57,10 +59,11 @@ def run_session(
     spec: CampaignSpec,
     build: Build,
     oracle: Optional[Oriented] = None,
+    workers: Optional[Workers] = None,
 ) -> CampaignResult:
     """Start or resume the campaign of ``spec`` (resolved:
-    :func:`~.campaign_defaults.resolved`); with an ``oracle`` its evaluations run on Ray
-    workers, else in this process.
+    :func:`~.campaign_defaults.resolved`); with an ``oracle`` and ``workers`` its evaluations
+    run on the evaluator ``workers`` makes of the oracle, else in this process.
 
     :raise UsageError: On a directory holding another campaign, nothing to resume, or changed
         settings.
@@ -75,7 +78,7 @@ def run_session(
     if existed:
         lock.acquire()  # before reading anything: names the holder if the directory is in use
     try:
-        return _run(problem, spec, build, oracle, lock, existed)
+        return _run(problem, spec, build, oracle, workers, lock, existed)
     finally:
         lock.release()
 
@@ -85,6 +88,7 @@ def _run(
     spec: CampaignSpec,
     build: Build,
     oracle: Optional[Oriented],
+    workers: Optional[Workers],
     lock: CampaignLock,
     existed: bool,
 ) -> CampaignResult:
@@ -113,7 +117,7 @@ def _run(
     evaluator: Optional[Evaluator] = None
     run: Optional[CampaignRun] = None
     try:
-        evaluator = _evaluator(problem, spec, oracle, len(logged.ids))
+        evaluator = _evaluator(problem, spec, oracle, workers, len(logged.ids))
         higher = oracle.higher_is_better if oracle else problem.higher_is_better
         monitor = CampaignMonitor(
             problem, str(logdir), spec.budget, not spec.quiet, logged, score,
@@ -158,21 +162,22 @@ def _resumed(
 
 
 def _evaluator(
-    problem: DiscreteProblem, spec: CampaignSpec, oracle: Optional[Oriented], logged: int
+    problem: DiscreteProblem,
+    spec: CampaignSpec,
+    oracle: Optional[Oriented],
+    workers: Optional[Workers],
+    logged: int,
 ) -> Evaluator:
-    """Ray workers for an oracle with ``--workers``; else this process, a whole batch in flight:
+    """The ``workers``' evaluator for an oracle; else this process, a whole batch in flight:
     the oracle, or the problem's known values with noise that a resumed campaign draws afresh
     (its seed includes the evaluations logged)."""
     budget = spec.budget + spec.initial
     if oracle is None:
         observe = problem.objective(spec.seed + 1 + 7919 * logged)
         return InProcessEvaluator(lambda i: observe(int(i)), budget, GROUP_SECONDS)
-    if not isinstance(spec, ScreenSpec) or spec.workers is None:  # here, on each SMILES
+    if workers is None:  # here, on each SMILES
         return InProcessEvaluator(oracle, budget, GROUP_SECONDS)
-    objective: Any = oracle
-    if spec.latency:
-        objective = WithLatency(objective, spec.latency, seed=spec.seed)
-    return RayEvaluator(objective, spec.workers, timeout=spec.timeout, address=spec.ray_address)
+    return workers(oracle)
 
 
 def _proceed(

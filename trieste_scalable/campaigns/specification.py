@@ -15,7 +15,7 @@ fingerprint of a library store or a resumed campaign) are ``None`` until
     from trieste_scalable.campaigns.campaign_defaults import resolved
 
     spec = resolved(ScreenSpec(library="library.smi", budget=200, batch_size=20))
-    spec.algorithm, spec.fingerprint  # 'gp-bucb', 'atom-pair-counts'
+    spec.algorithm, spec.fingerprint  # registry.LIBRARY_DEFAULT, 'atom-pair-counts'
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Optional, TypeVar, cast, get_type_hints
 
 from ..errors import UsageError
 from ..problems import PROBLEMS
-from . import ALGORITHMS
+from .registry import ALGORITHMS, SYNTHETIC_DEFAULT, Algorithm, listed
 from .setting_fields import checked_value, flags_of, setting
 
 MIN_NOISE_VARIANCE = 1e-12  # models.base.NOISE_FLOOR (not imported: specifications load no TF)
@@ -46,7 +46,7 @@ class CampaignSpec:
     """
 
     command: ClassVar[str] = ""
-    default_algorithm: ClassVar[str] = "bbkb"
+    default_algorithm: ClassVar[str] = SYNTHETIC_DEFAULT
     default_batch_size: ClassVar[int] = 10
     default_batch_policy: ClassVar[str] = "adaptive"
     not_offered: ClassVar[tuple[str, ...]] = ()
@@ -58,15 +58,21 @@ class CampaignSpec:
     algorithm: Optional[str] = setting(
         None,
         "default {default_algorithm} (a resumed campaign's own)",
-        choices=ALGORITHMS,
+        choices=tuple(ALGORITHMS),
     )
     budget: int = setting(300, "evaluations after the initial design")
     initial: int = setting(10, "size of the random initial design")
     batch_size: Optional[int] = setting(
         None,
         "for fixed-batch rules (default {default_batch_size}; with --asynchronous, how many "
-        "points are proposed at once: default four times the number of workers for gp-bucb's "
-        "fixed batches, twice for the other rules)",
+        "points are proposed at once: default "
+        + "; ".join(
+            f"{entry.per_worker('fixed')} times the number of workers for {entry.name}'s fixed "
+            "batches"
+            for entry in ALGORITHMS.values()
+            if entry.per_worker("fixed") != 2
+        )
+        + ", twice for the other rules)",
     )
     max_batch_size: Optional[int] = setting(
         None,
@@ -92,30 +98,44 @@ class CampaignSpec:
     )
     inducing: Optional[int] = setting(
         None,
-        "ts: the SVGP's inducing points (default 1000 in screen, 500 in optimize); gp-bucb in "
-        "screen and propose: its GP's dictionary (default 1000: exact while the molecules "
-        "evaluated are no more, a Nystrom GP over that many after)",
+        "; ".join(
+            f"{entry.name}: the SVGP's inducing points (default {entry.default_inducing(True)} "
+            f"in screen, {entry.default_inducing(False)} in optimize)"
+            for entry in ALGORITHMS.values()
+            if entry.model_size == "inducing"
+        )
+        + "; "
+        + "; ".join(
+            f"{entry.name} in screen and propose: its GP's dictionary (default "
+            f"{entry.default_inducing(True)}: exact while the molecules evaluated are no more, "
+            "a Nystrom GP over that many after)"
+            for entry in ALGORITHMS.values()
+            if entry.model_size == "dictionary"
+        ),
     )
     ratio_threshold: Optional[float] = setting(
         None,
-        "bbkb, bbkb-local, gp-bucb, mini-ucb, mini-ei: the stopping threshold C (default 2): "
+        f"{listed(lambda entry: entry.stopping_threshold)}: the stopping threshold C (default 2): "
         "how much hallucinated variance a batch, or the points in flight, may hold (with "
         "--workers N --asynchronous, about N + 1 keeps N novel candidates in flight, 2N + 1 "
         "also proposes ahead)",
     )
     regulariser: Optional[float] = setting(
         None,
-        "bbkb, bbkb-local, bkb, gp-bucb: the papers' lambda, which sets how long adaptive "
+        f"{listed(lambda entry: entry.hallucinated_batches)}: the papers' lambda, which sets how "
+        "long adaptive "
         "batches grow and the theory widths (default the larger of the noise and kernel "
         "variances, so batches keep growing at tiny noise; fixed batches ignore it: see "
         "docs/trieste.md)",
     )
     batch_policy: Optional[str] = setting(
         None,
-        "bbkb, bbkb-local, gp-bucb: adaptive batches end by the stopping rule (capped at "
-        "--max-batch-size); fixed ones have --batch-size points every time (a protocol such as "
-        "MolPAL's), the last cut at the budget (default {default_batch_policy}, adaptive "
-        "with --asynchronous except for gp-bucb; a resumed campaign's own)",
+        f"{listed(lambda entry: len(entry.batch_policies) > 1)}: adaptive batches end by the "
+        "stopping rule (capped at --max-batch-size); fixed ones have --batch-size points every "
+        "time (a protocol such as MolPAL's), the last cut at the budget (default "
+        "{default_batch_policy}, adaptive with --asynchronous except for "
+        f"{listed(lambda entry: not entry.adaptive_when_asynchronous)}; a resumed campaign's "
+        "own)",
         choices=("adaptive", "fixed"),
     )
     seed: int = setting(0, "the campaign's random seed (a non-negative integer)")
@@ -170,6 +190,12 @@ class CampaignSpec:
         return _resolved(self.algorithm, "algorithm")
 
     @property
+    def entry(self) -> Optional[Algorithm]:
+        """The registry's entry of ``algorithm`` (:mod:`.registry`; ``None`` while it is not
+        resolved, or unknown: the choices check names it)."""
+        return ALGORITHMS.get(self.algorithm or "")
+
+    @property
     def batch(self) -> int:
         """The batch size once resolved (:func:`~.campaign_defaults.resolved`).
 
@@ -197,7 +223,8 @@ class CampaignSpec:
 
         :raise UsageError: Naming the counts.
         """
-        if self.initial + self.budget > num_candidates and self.algorithm == "random":
+        once = self.entry is not None and self.entry.evaluates_once
+        if self.initial + self.budget > num_candidates and once:
             raise too_many(self.initial + self.budget, num_candidates)
 
     def _check_ranges(self) -> None:
@@ -215,7 +242,7 @@ class CampaignSpec:
         if self.seed < 0:
             raise UsageError(f"--seed must be a non-negative integer, got {self.seed}")
         self._check_regulariser()
-        epochs = bool(self.algorithm and self.algorithm.startswith("mini"))
+        epochs = self.entry is not None and self.entry.epochs
         if epochs and self.batch_policy == "fixed":
             raise UsageError(f"--batch-policy fixed: {self.algorithm}'s epochs set its batches")
         threshold = self.ratio_threshold
@@ -237,13 +264,9 @@ class CampaignSpec:
             return
         if not (math.isfinite(value) and value > 0):
             raise UsageError(f"--regulariser must be positive, got {value}")
-        rules = HALLUCINATED_BATCH_RULES
-        if self.algorithm is not None and self.algorithm not in rules:
-            raise UsageError(f"--regulariser applies to {', '.join(rules)}, not {self.algorithm}")
-
-
-HALLUCINATED_BATCH_RULES = ("bbkb", "bbkb-local", "bkb", "gp-bucb")
-"""The rules that grow batches by hallucinated variances: the papers' regulariser is theirs."""
+        if self.entry is not None and not self.entry.hallucinated_batches:
+            rules = listed(lambda entry: entry.hallucinated_batches)
+            raise UsageError(f"--regulariser applies to {rules}, not {self.algorithm}")
 
 
 @dataclass(frozen=True, kw_only=True)

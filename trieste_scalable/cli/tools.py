@@ -15,7 +15,8 @@ CAMPAIGN_FILES = ("run.json", "evaluations.csv")
 
 def featurise(args: argparse.Namespace) -> int:
     """``trieste-scalable featurise``: build or finish a library store; exit code 0."""
-    from ..problems.chunk_maps import ProcessChunkMap, RayChunkMap
+    from ..cluster.chunk_maps import RayChunkMap
+    from ..problems.chunk_maps import ProcessChunkMap
     from ..problems.store_build import ChunkMap, build_store
 
     if args.shard_size < 1:

@@ -15,6 +15,7 @@ import tensorflow as tf
 from trieste.data import Dataset
 from trieste.models.interfaces import SupportsGetKernel, TrainableProbabilisticModel
 
+from ..numerics.sizes import CHUNK_SIZE
 from .data import ReplicatedData, aggregate, validate_dataset
 from .fit_objectives import FitObjectives
 from .fitter import HyperparameterFitter
@@ -88,7 +89,7 @@ class ReplicatedGPBase(
         prior_mean: Optional[float] = None,
         fit_hyperparameters: bool = True,
         max_optimizer_iterations: int = 100,
-        chunk_size: int = 2048,
+        chunk_size: int = CHUNK_SIZE,
         fit_schedule: Optional[FitSchedule] = None,
         num_prior_samples: int = 10,
         fit_noise_variance: bool = True,

@@ -1,6 +1,7 @@
 """Where a store's chunks are fingerprinted (:data:`~.store_build.ChunkMap`): worker processes
-on this machine (:class:`ProcessChunkMap`, what ``featurise`` uses without ``--ray-address``) or
-one Ray task per chunk on a cluster (:class:`RayChunkMap`).
+on this machine (:class:`ProcessChunkMap`, what ``featurise`` uses without ``--ray-address``);
+one Ray task per chunk on a cluster is
+:class:`~trieste_scalable.cluster.chunk_maps.RayChunkMap`.
 
 Each says how many chunks it runs at once (``cpus``), so that
 :func:`~.store_build.build_store` keeps enough shards in flight to keep every one busy
@@ -22,7 +23,6 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..cluster.connection import connect
 from ..numerics.cores import usable_cores
 from .featurise import fingerprint_chunk
 
@@ -74,26 +74,3 @@ def _exit_with_parent(parent: int, poll_seconds: float = 0.5) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
-
-
-class RayChunkMap:
-    """Fingerprints each chunk as a Ray task (one CPU each) on the cluster at ``address``, or on
-    a local one this process starts (:func:`~trieste_scalable.cluster.connection.connect`), at the
-    first call or at the first read of :attr:`cpus`."""
-
-    def __init__(self, address: Optional[str] = None):
-        import ray
-
-        self._ray, self._address = ray, address
-        self._task = ray.remote(num_cpus=1)(fingerprint_chunk)
-
-    @property
-    def cpus(self) -> int:
-        """The cluster's CPUs now (nodes may join or leave while a store is built)."""
-        connect(self._address)
-        return max(1, int(self._ray.cluster_resources().get("CPU", 1)))
-
-    def __call__(self, chunks: Sequence[Sequence[str]], settings: tuple) -> Parts:
-        connect(self._address)
-        refs = [self._task.remote(list(chunk), settings) for chunk in chunks]
-        return lambda: list(self._ray.get(refs))

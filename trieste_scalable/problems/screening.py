@@ -298,15 +298,6 @@ def _store_problem(
     )
 
 
-def screening_regulariser(algorithm: str, scale: float) -> float:
-    """The noise variance a noise-free screen's model assumes: 1 % of the kernel variance for
-    Thompson sampling and random search, the kernel variance itself for the UCB and MINI rules
-    (their picks on docking tables were measured with it, ``benchmarks/molpal_enamine.py``).
-    The UCB rules' batch sizes no longer hang on it: their ``regulariser`` is at least the kernel
-    variance whatever the noise."""
-    return 0.01 * scale if algorithm in ("ts", "random") else scale
-
-
 def _valid_kept(kept: np.ndarray, num_smiles: int) -> bool:
     """Indices of parsed molecules: strictly increasing integers within the library."""
     return bool(
