@@ -1,27 +1,19 @@
-"""The command line's algorithms by name: the model and rule each builds
-(:func:`build`), and random search, the baseline (:class:`RandomRule` over :class:`NoModel`)."""
+"""The model and rule each algorithm of the registry builds (:func:`build`), one builder per
+family (:data:`BUILDERS`)."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 import gpflow
-import numpy as np
 import tensorflow as tf
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
-from trieste.models.interfaces import TrainableProbabilisticModel
-from trieste.space import SearchSpace
-from trieste.types import State, TensorType
 
 from .. import acquisition
 from ..acquisition import BatchThompsonSampling, ConfidenceWidth, ExplorationShare
-from ..acquisition.candidates import EvaluatedCandidates, candidate_rows, num_candidates
-from ..acquisition.pending import Points, failed_points, outstanding, proposed, rows_seen
-from ..acquisition.rule_state import check_state, saved_state
+from ..acquisition.random_search import RandomRule
 from ..models import (
     AdaptiveSVGP,
     ExactDictionary,
@@ -31,87 +23,11 @@ from ..models import (
     RidgeLeverageSampler,
 )
 from ..models.builders import RECOMMENDED_VARIANCE_OPTIMISM
-from ..numerics.bits import take_rows
-from ..problems.molecules import CACHE_LIBRARY, cached, for_library
+from ..models.no_model import NoModel
+from ..problems.sign_store import LibrarySignStore
 from ..sampling.scoring import RemoteSampleScoring
 from .registry import Algorithm
 from .registry import algorithm as entry_of
-
-
-@saved_state
-@dataclass(frozen=True)
-class RandomState:
-    """Batches drawn so far by :class:`RandomRule` (it seeds the next batch) and the points
-    proposed and not told yet and those that failed
-    (:mod:`~trieste_scalable.acquisition.pending`)."""
-
-    num_batches: int = 0
-    pending: Points = ()
-    seen: int = 0
-    failed: Points = ()
-
-
-class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]):
-    """Uniform random candidates, distinct within a batch and from the pending ones (the
-    baseline); with ``exclude_evaluated``, never an evaluated candidate (screening without
-    replacement). Batch ``k`` is drawn with the seed ``(seed, k)``, so a restored run draws
-    what it would have."""
-
-    state_type = RandomState
-    """The ``State`` value this rule keeps (a fresh one is ``RandomState()``)."""
-
-    def __init__(self, batch_size: int, seed: int = 0, exclude_evaluated: bool = False):
-        self._batch_size = batch_size
-        self._seed = seed
-        self._exclude = exclude_evaluated
-        self._evaluated = EvaluatedCandidates()
-
-    def acquire(self, search_space, models, datasets=None):  # type: ignore[no-untyped-def]
-        dataset = next(iter(datasets.values())) if datasets else None
-        evaluated = np.zeros(num_candidates(search_space), dtype=bool)
-        if self._exclude:
-            evaluated = self._evaluated(search_space, dataset)
-
-        def state_func(state: Optional[RandomState]) -> tuple[RandomState, TensorType]:
-            check_state(state, RandomState, self)
-            state = state or RandomState()
-            pending = outstanding(state.pending, state.seen, dataset)
-            failed = failed_points(state.failed, dataset)
-            excluded = self._evaluated.among(search_space, pending)
-            excluded |= self._evaluated.among(search_space, failed)
-            allowed = np.flatnonzero(~(evaluated | excluded))
-            size = min(self._batch_size, allowed.size)  # the last batch shrinks to what is left
-            rng = np.random.default_rng([self._seed, state.num_batches])
-            index = rng.choice(allowed, size=size, replace=False)
-            batch = take_rows(candidate_rows(search_space), index)
-            seen = rows_seen(dataset)
-            new = RandomState(state.num_batches + 1, proposed(pending, batch), seen, state.failed)
-            return new, batch
-
-        return state_func
-
-    def __repr__(self) -> str:
-        return f"RandomRule({self._batch_size}, exclude_evaluated={self._exclude})"
-
-
-class NoModel(TrainableProbabilisticModel):
-    """The "model" of random search: it keeps nothing and predicts nothing, so the ask/tell loop
-    costs random search no GP updates."""
-
-    def predict(self, query_points: TensorType) -> tuple[TensorType, TensorType]:
-        raise NotImplementedError("random search has no model to predict with")
-
-    def sample(self, query_points: TensorType, num_samples: int) -> TensorType:
-        raise NotImplementedError("random search has no model to sample from")
-
-    def update(self, dataset: Dataset) -> None:
-        return None
-
-    def optimize(self, dataset: Dataset) -> None:
-        return None
-
-    def log(self, dataset: Optional[Dataset] = None) -> None:
-        return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -329,49 +245,3 @@ def _hallucinated(
         **options.ucb_fit(),
     )
     return model, options.shared(rule)
-
-
-@dataclass(frozen=True)
-class LibrarySignStore:
-    """Batch TS's sign features of a screening library, kept in the cache directory beside its
-    fingerprints (:func:`~trieste_scalable.problems.molecules.cached`: checked on reading,
-    written atomically), so a resumed campaign, or another on the same library and seed,
-    does not hash the library again (a
-    :class:`~trieste_scalable.sampling.feature_cache.SignStore`).
-
-    :param directory: Where; by default the cache directory of the process that reads or writes
-        (scoring actors are given the driver's: on a cluster, the same path on each node).
-    """
-
-    directory: Optional[str] = None
-    library: str = ""
-    """The library whose entries they are (``trieste-scalable cache``; default: the caller's
-    :data:`~trieste_scalable.problems.molecules.CACHE_LIBRARY`)."""
-
-    def __call__(
-        self, key: str, shape: tuple[int, ...], compute: Callable[[], np.ndarray]
-    ) -> np.ndarray:
-        """The entry of ``key``, or ``compute()``'s, kept; where it cannot be kept (a directory
-        that cannot be made or written, e.g. the driver's path on a node without it), computed
-        with a warning: keeping the signs saves time, scoring never depends on it."""
-        computed: list[np.ndarray] = []
-
-        def once() -> np.ndarray:
-            if not computed:
-                computed.append(compute())
-            return computed[0]
-
-        directory = None if self.directory is None else Path(self.directory)
-        try:
-            # memory-mapped: read into the caller's arrays from file pages, no second copy
-            with for_library(self.library or CACHE_LIBRARY.get()):
-                return cached(
-                    "sign-features", key, once, valid=_fits(shape), mmap=True, directory=directory
-                )
-        except OSError as error:
-            print(f"sign features not kept ({error}); computed here", file=sys.stderr)
-            return once()
-
-
-def _fits(shape: tuple[int, ...]) -> Callable[[np.ndarray], bool]:
-    return lambda value: value.shape == shape and value.dtype == np.uint8
