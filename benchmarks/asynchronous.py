@@ -67,10 +67,10 @@ from trieste.acquisition.rule import AsynchronousGreedy  # noqa: E402
 from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: E402
 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
-from trieste_scalable.campaigns.algorithms import build  # noqa: E402
-from trieste_scalable.campaigns.engine import run_asynchronous  # noqa: E402
-from trieste_scalable.campaigns.library_models import screening_regulariser  # noqa: E402
-from trieste_scalable.campaigns.registry import LIBRARY_DEFAULT, algorithm  # noqa: E402
+from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
+from trieste_scalable.campaigns.algorithms.library_models import screening_regulariser  # noqa: E402
+from trieste_scalable.campaigns.algorithms.registry import LIBRARY_DEFAULT, algorithm  # noqa: E402
+from trieste_scalable.campaigns.engine.loop import run_asynchronous  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402

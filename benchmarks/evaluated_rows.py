@@ -14,10 +14,10 @@ HTS protocol at 10⁶ molecules evaluates 24,000). Printed:
   ``np.unique(..., axis=0)`` with the same outputs (the grouping ``aggregate`` used before), and
   their ratios;
 - the update: the campaign's default model (``screen``'s GP-BUCB over a dictionary of 1,000,
-  built by :func:`~trieste_scalable.campaigns.library_models.library_models`) conditioned on
-  1,000 rows, then told a quarter, half and all of the rows, each update's seconds and its
-  peak memory above what was held before it, in copies of the rows it was told (the first
-  update also makes the process's first allocations of those sizes).
+  built by :func:`~trieste_scalable.campaigns.algorithms.library_models.library_models`)
+  conditioned on 1,000 rows, then told a quarter, half and all of the rows, each update's
+  seconds and its peak memory above what was held before it, in copies of the rows it was told
+  (the first update also makes the process's first allocations of those sizes).
 
 Peak memory is the process's resident set sampled every millisecond on a thread of its own.
 """
@@ -36,9 +36,9 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from trieste.data import Dataset  # noqa: E402
 
-from trieste_scalable.campaigns.campaign_defaults import resolved  # noqa: E402
-from trieste_scalable.campaigns.library_models import library_models  # noqa: E402
-from trieste_scalable.campaigns.screen_specification import ScreenSpec  # noqa: E402
+from trieste_scalable.campaigns.algorithms.library_models import library_models  # noqa: E402
+from trieste_scalable.campaigns.spec.defaults import resolved  # noqa: E402
+from trieste_scalable.campaigns.spec.library import ScreenSpec  # noqa: E402
 from trieste_scalable.models.data import aggregate  # noqa: E402
 
 

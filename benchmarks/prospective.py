@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from trieste_scalable.campaigns.prospective import ProspectiveCampaign
+from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign
 from trieste_scalable.campaigns.screen import screen
 from trieste_scalable.problems.molecules import ENAMINE_10K
 

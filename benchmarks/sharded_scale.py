@@ -52,7 +52,7 @@ import numpy as np, tensorflow as tf
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 from trieste_scalable.acquisition import ConfidenceWidth
-from trieste_scalable.campaigns.algorithms import build
+from trieste_scalable.campaigns.algorithms.builders import build
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.numerics.bits import PackedRows, shared_tensor
 from trieste_scalable.problems.labels import Labels
@@ -89,7 +89,7 @@ problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(pac
     num_molecules=len(values), index_keys=keys)
 remote = None
 if actors:
-    from trieste_scalable.campaigns.algorithms import LibrarySignStore
+    from trieste_scalable.problems.sign_store import LibrarySignStore
     from trieste_scalable.cluster.scoring_actors import ScoringActors
     from trieste_scalable.problems.molecules import cache_dir
     remote = ScoringActors(store, actors,

@@ -19,8 +19,8 @@ ray = pytest.importorskip("ray")
 
 from tests.util import se_kernel  # noqa: E402
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
-from trieste_scalable.campaigns.algorithms import build  # noqa: E402
-from trieste_scalable.campaigns.engine import run_asynchronous  # noqa: E402
+from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
+from trieste_scalable.campaigns.engine.loop import run_asynchronous  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
 

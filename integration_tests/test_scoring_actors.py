@@ -16,13 +16,14 @@ from trieste.data import Dataset
 ray = pytest.importorskip("ray")
 
 from trieste_scalable.acquisition import BatchThompsonSampling, ConfidenceWidth  # noqa: E402
-from trieste_scalable.campaigns.algorithms import LibrarySignStore, build  # noqa: E402
+from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
 from trieste_scalable.cluster.actor_placement import threads_each  # noqa: E402
 from trieste_scalable.cluster.scoring_actors import ScoringActors  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.numerics.cores import usable_cores  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
+from trieste_scalable.problems.sign_store import LibrarySignStore  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore, StoreError  # noqa: E402
 from trieste_scalable.problems.store_build import build_store  # noqa: E402
 

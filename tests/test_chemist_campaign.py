@@ -12,8 +12,8 @@ import pytest
 
 pytest.importorskip("rdkit")
 
-from trieste_scalable.campaigns import algorithms  # noqa: E402
-from trieste_scalable.campaigns.registry import ALGORITHMS  # noqa: E402
+from trieste_scalable.campaigns.algorithms import builders as algorithms  # noqa: E402
+from trieste_scalable.campaigns.algorithms.registry import ALGORITHMS  # noqa: E402
 from trieste_scalable.campaigns.screen import screen  # noqa: E402
 from trieste_scalable.errors import UsageError  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402

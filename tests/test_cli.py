@@ -9,8 +9,8 @@ import pytest
 
 from trieste_scalable.acquisition import rule_state
 from trieste_scalable.acquisition.thompson import ThompsonState
-from trieste_scalable.campaigns import algorithms
-from trieste_scalable.campaigns.campaign_defaults import resolved
+from trieste_scalable.campaigns.algorithms import builders as algorithms
+from trieste_scalable.campaigns.spec.defaults import resolved
 from trieste_scalable.cli import main
 from trieste_scalable.cli.arguments import parser, spec_of
 from trieste_scalable.problems.molecules import load_smiles

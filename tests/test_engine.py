@@ -13,9 +13,10 @@ import tensorflow as tf
 from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
-from trieste_scalable.campaigns.algorithms import NoModel, RandomRule
-from trieste_scalable.campaigns.engine import run_asynchronous
-from trieste_scalable.campaigns.evaluators import Evaluation, InProcessEvaluator
+from trieste_scalable.acquisition.random_search import RandomRule
+from trieste_scalable.campaigns.engine.evaluators import Evaluation, InProcessEvaluator
+from trieste_scalable.campaigns.engine.loop import run_asynchronous
+from trieste_scalable.models.no_model import NoModel
 
 POINTS = np.arange(40, dtype=np.float64).reshape(20, 2) / 40.0
 SPACE = DiscreteSearchSpace(tf.constant(POINTS))

@@ -12,7 +12,7 @@ from trieste.space import Box, DiscreteSearchSpace
 
 from trieste_scalable.acquisition import ExplorationShare
 from trieste_scalable.acquisition.exploration_share import noise_share_of
-from trieste_scalable.campaigns.algorithms import RandomRule, RandomState
+from trieste_scalable.acquisition.random_search import RandomRule, RandomState
 from trieste_scalable.models import build_nystrom_gpr
 
 
@@ -159,7 +159,7 @@ def test_the_command_line_s_fitted_ucb_rules_keep_a_share_and_fixed_ones_do_not(
     algorithm: str,
 ) -> None:
     from trieste_scalable.acquisition import ConfidenceWidth
-    from trieste_scalable.campaigns.algorithms import build
+    from trieste_scalable.campaigns.algorithms.builders import build
 
     candidates = space()
     initial = data(candidates, 10)["OBJECTIVE"]

@@ -27,7 +27,7 @@ from trieste_scalable.acquisition import (
     MiniGPUCB,
 )
 from trieste_scalable.acquisition.minimeta import MAX_REPEATS, repeats
-from trieste_scalable.campaigns.logdir import CampaignLock
+from trieste_scalable.campaigns.directory.lock import CampaignLock
 from trieste_scalable.cli import main
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR
@@ -180,7 +180,7 @@ def test_invalid_settings_write_nothing_and_exit_2(
 def test_failure_before_the_first_batch_keeps_the_initial_design_for_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    from trieste_scalable.campaigns import engine
+    from trieste_scalable.campaigns.engine import loop as engine
 
     def broken(*args: Any, **kwargs: Any) -> None:
         raise tf.errors.InvalidArgumentError(None, None, "Cholesky failed\nwith details")

@@ -32,15 +32,14 @@ from trieste_scalable.acquisition import (
     ThompsonState,
     rule_state,
 )
-from trieste_scalable.campaigns import session
-from trieste_scalable.campaigns.evaluators import (
+from trieste_scalable.campaigns.directory.lock import write_atomically
+from trieste_scalable.campaigns.directory.records import Job, LoggedEvaluations, jobs_to_resubmit
+from trieste_scalable.campaigns.engine.evaluators import (
     EvaluationTimeout,
     InProcessEvaluator,
     run_objective,
 )
-from trieste_scalable.campaigns.logdir import write_atomically
-from trieste_scalable.campaigns.records import Job, LoggedEvaluations, jobs_to_resubmit
-from trieste_scalable.campaigns.specification import MIN_NOISE_VARIANCE
+from trieste_scalable.campaigns.spec.campaign import MIN_NOISE_VARIANCE
 from trieste_scalable.cli import main
 from trieste_scalable.cluster.connection import check_reachable
 from trieste_scalable.errors import CampaignError
@@ -191,7 +190,7 @@ def test_a_worker_campaign_failing_before_its_first_result_leaves_nothing_behind
     def ray_fails(*args: object, **kwargs: object) -> None:
         raise RuntimeError("Ray could not start its cluster")
 
-    monkeypatch.setattr(session, "RayEvaluator", ray_fails)
+    monkeypatch.setattr("trieste_scalable.cluster.evaluators.RayEvaluator", ray_fails)
     monkeypatch.setenv("TRIESTE_SCALABLE_CACHE", str(tmp_path / "cache"))
     library = tmp_path / "library.smi"
     library.write_text("\n".join(load_smiles("moses-20k")[:30]) + "\n")

@@ -10,8 +10,8 @@ from trieste import logging
 from trieste.bayesian_optimizer import BayesianOptimizer
 
 from trieste_scalable.acquisition import BBKB, ConfidenceWidth, MiniGPUCB
-from trieste_scalable.campaigns.algorithms import RandomRule
-from trieste_scalable.campaigns.runner import run_campaign
+from trieste_scalable.acquisition.random_search import RandomRule
+from trieste_scalable.campaigns.engine.runner import run_campaign
 from trieste_scalable.models import NystromGPR, ReplicatedGPR
 from trieste_scalable.problems import DiscreteProblem, get_problem
 

@@ -5,9 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from trieste_scalable.campaigns import memory_estimate
-from trieste_scalable.campaigns.campaign_defaults import resolved
-from trieste_scalable.campaigns.memory_estimate import (
+from trieste_scalable.campaigns.algorithms import memory_estimate
+from trieste_scalable.campaigns.algorithms.memory_estimate import (
     BASELINE,
     CHUNK,
     MARGIN,
@@ -16,7 +15,8 @@ from trieste_scalable.campaigns.memory_estimate import (
     check_memory,
     estimate,
 )
-from trieste_scalable.campaigns.screen_specification import ScreenSpec
+from trieste_scalable.campaigns.spec.defaults import resolved
+from trieste_scalable.campaigns.spec.library import ScreenSpec
 from trieste_scalable.cli import main
 from trieste_scalable.errors import UsageError
 from trieste_scalable.problems.molecules import load_smiles

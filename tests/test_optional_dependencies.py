@@ -59,7 +59,7 @@ def test_core_runs_without_rdkit_and_matplotlib(tmp_path: Path) -> None:
 
 LIGHT_SCRIPT = r"""
 import sys
-from trieste_scalable.campaigns.campaign_defaults import resolved
+from trieste_scalable.campaigns.spec.defaults import resolved
 from trieste_scalable.cli.arguments import parser, spec_of
 from trieste_scalable.problems.store_build import build_store
 

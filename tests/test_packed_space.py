@@ -15,7 +15,7 @@ from trieste.space import DiscreteSearchSpace
 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, MiniGPUCB
 from trieste_scalable.acquisition.candidates import EvaluatedCandidates, candidate_points
-from trieste_scalable.campaigns.algorithms import RandomRule
+from trieste_scalable.acquisition.random_search import RandomRule
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR, RidgeLeverageSampler
 from trieste_scalable.numerics import bits as packed_bits

@@ -26,7 +26,7 @@ from trieste_scalable.acquisition import (
 )
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
 from trieste_scalable.acquisition.pending import outstanding, proposed, with_failures
-from trieste_scalable.campaigns.algorithms import RandomRule
+from trieste_scalable.acquisition.random_search import RandomRule
 from trieste_scalable.models import (
     AdaptiveSVGP,
     ExactDictionary,

@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("rdkit")
 
-from trieste_scalable.campaigns.campaign_defaults import resolved  # noqa: E402
-from trieste_scalable.campaigns.logdir import CampaignLock  # noqa: E402
-from trieste_scalable.campaigns.prospective import ProspectiveCampaign  # noqa: E402
+from trieste_scalable.campaigns.directory.lock import CampaignLock  # noqa: E402
+from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign  # noqa: E402
 from trieste_scalable.campaigns.screen import screen  # noqa: E402
-from trieste_scalable.campaigns.screen_specification import ProposeSpec  # noqa: E402
+from trieste_scalable.campaigns.spec.defaults import resolved  # noqa: E402
+from trieste_scalable.campaigns.spec.library import ProposeSpec  # noqa: E402
 from trieste_scalable.cli import main  # noqa: E402
 from trieste_scalable.errors import CampaignError, UsageError  # noqa: E402
 from trieste_scalable.problems.featurise import score_library  # noqa: E402
@@ -300,8 +300,8 @@ def test_the_summary_panels_match_independent_computations() -> None:
     point against MolPAL's SMILES measure (:func:`~trieste_scalable.problems.top_k.top_k_found`)."""
     import numpy as np
 
-    from trieste_scalable.campaigns.report import top_k_share_curve
-    from trieste_scalable.campaigns.screening_summary import running_best_mean
+    from trieste_scalable.campaigns.reporting.report import top_k_share_curve
+    from trieste_scalable.campaigns.reporting.screening_summary import running_best_mean
     from trieste_scalable.problems.top_k import top_k_found
 
     rng = np.random.default_rng(0)

@@ -1,7 +1,7 @@
 """A prospective campaign's tell killed (SIGKILL) at the worst moments logs all of its rows or
 none of them, never some: before its journal is written nothing is logged; after, whoever opens
 the directory next finishes it, each row once
-(:mod:`~trieste_scalable.campaigns.prospective_files`)."""
+(:mod:`~trieste_scalable.campaigns.prospective.files`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("rdkit")
 
-from trieste_scalable.campaigns.prospective import ProspectiveCampaign  # noqa: E402
+from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 
 from .util import csv_rows  # noqa: E402
@@ -24,8 +24,9 @@ pytestmark = pytest.mark.usefixtures("private_cache")  # conftest.py
 
 KILLED = """
 import os, signal, sys
-from trieste_scalable.campaigns import prospective_files, records
-from trieste_scalable.campaigns.prospective import ProspectiveCampaign
+from trieste_scalable.campaigns.directory import records
+from trieste_scalable.campaigns.prospective import files as prospective_files
+from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign
 
 def killed(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)

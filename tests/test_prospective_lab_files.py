@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("rdkit")
 
-from trieste_scalable.campaigns.prospective import ProspectiveCampaign  # noqa: E402
-from trieste_scalable.campaigns.prospective_tell import checked_tell, filled_rows  # noqa: E402
+from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign  # noqa: E402
+from trieste_scalable.campaigns.prospective.tell import checked_tell, filled_rows  # noqa: E402
 from trieste_scalable.cli import main  # noqa: E402
 from trieste_scalable.errors import CampaignError, UsageError  # noqa: E402
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trieste_scalable.campaigns.campaign_defaults import resolved
-from trieste_scalable.campaigns.evaluators import Evaluation, driver_times, run_objective
-from trieste_scalable.campaigns.records import EvaluationLog, InFlight, Job
-from trieste_scalable.campaigns.screen_specification import ScreenSpec
+from trieste_scalable.campaigns.directory.records import EvaluationLog, InFlight, Job
+from trieste_scalable.campaigns.engine.evaluators import Evaluation, driver_times, run_objective
+from trieste_scalable.campaigns.spec.defaults import resolved
+from trieste_scalable.campaigns.spec.library import ScreenSpec
 from trieste_scalable.cli import main
 from trieste_scalable.cluster.evaluators import WithLatency
 from trieste_scalable.errors import CampaignError

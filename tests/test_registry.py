@@ -1,7 +1,7 @@
-"""The algorithms' registry (:mod:`trieste_scalable.campaigns.registry`): every entry builds the
-model and rule it names through its family's builder, the command line and the help texts read
-their names and capabilities from it, and no module of the application tests an algorithm's
-name itself."""
+"""The algorithms' registry (:mod:`trieste_scalable.campaigns.algorithms.registry`): every
+entry builds the model and rule it names through its family's builder, the command line and the
+help texts read their names and capabilities from it, and no module of the application tests an
+algorithm's name itself."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from trieste.data import Dataset
 
 import trieste_scalable
 from trieste_scalable import acquisition
-from trieste_scalable.campaigns import algorithms
-from trieste_scalable.campaigns.registry import ALGORITHMS, algorithm, listed, names
-from trieste_scalable.campaigns.specification import CampaignSpec, OptimizeSpec
+from trieste_scalable.campaigns.algorithms import builders as algorithms
+from trieste_scalable.campaigns.algorithms.registry import ALGORITHMS, algorithm, listed, names
+from trieste_scalable.campaigns.spec.campaign import CampaignSpec, OptimizeSpec
 from trieste_scalable.cli.arguments import parser
 from trieste_scalable.errors import UsageError
 
@@ -94,7 +94,7 @@ def test_the_command_line_and_the_help_texts_read_the_registry() -> None:
 def test_the_memory_estimates_chunk_is_the_models() -> None:
     import inspect
 
-    from trieste_scalable.campaigns.memory_estimate import CHUNK
+    from trieste_scalable.campaigns.algorithms.memory_estimate import CHUNK
     from trieste_scalable.models.base import ReplicatedGPBase
 
     default = inspect.signature(ReplicatedGPBase.__init__).parameters["chunk_size"].default

@@ -17,7 +17,7 @@ from trieste.data import Dataset
 from trieste.space import Box
 
 from trieste_scalable.acquisition import ConfidenceWidth
-from trieste_scalable.campaigns.algorithms import build
+from trieste_scalable.campaigns.algorithms.builders import build
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.numerics.bits import pack_rows
 from trieste_scalable.numerics.dtc import CompiledDTC

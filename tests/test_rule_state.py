@@ -6,8 +6,8 @@ import pytest
 
 from trieste_scalable.acquisition import BatchUCBState, rule_state
 from trieste_scalable.acquisition.minimeta import MiniMetaState
+from trieste_scalable.acquisition.random_search import RandomState
 from trieste_scalable.acquisition.thompson import ThompsonState
-from trieste_scalable.campaigns.algorithms import RandomState
 
 
 @pytest.mark.parametrize(

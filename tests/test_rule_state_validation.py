@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pytest
 
 from trieste_scalable.acquisition import BatchUCBState, MiniMetaState, ThompsonState, rule_state
-from trieste_scalable.campaigns.algorithms import RandomState
+from trieste_scalable.acquisition.random_search import RandomState
 from trieste_scalable.cli import main
 
 

@@ -130,7 +130,7 @@ def test_the_shipped_table_is_named_for_its_target_and_the_old_name_still_reads(
     assert right.path.name == "4unn_scores.csv.gz" and right.path.is_file()
     with pytest.warns(DeprecationWarning, match="thymidylate kinase, PDB 4UNN, not AmpC"):
         assert TableSpec.parse("table:enamine-10k-ampc") == right
-    from trieste_scalable.campaigns.screen_specification import ScreenSpec
+    from trieste_scalable.campaigns.spec.library import ScreenSpec
 
     with pytest.warns(DeprecationWarning):  # a campaign logged with the old name resumes
         old = ScreenSpec(objective="table:enamine-10k-ampc", lower_is_better=True)

@@ -13,9 +13,9 @@ import pytest
 import tensorflow as tf
 
 from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
-from trieste_scalable.campaigns.algorithms import LibrarySignStore
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.numerics.bits import PackedRows, pack_rows
+from trieste_scalable.problems.sign_store import LibrarySignStore
 from trieste_scalable.sampling import TanimotoFeatures
 from trieste_scalable.sampling.feature_cache import SignCache
 

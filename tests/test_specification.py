@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from trieste_scalable._moved import MOVED
-from trieste_scalable.campaigns.campaign_defaults import resolved
-from trieste_scalable.campaigns.run_record import (
+from trieste_scalable.campaigns.directory.run_record import (
     LEGACY_SETTINGS,
     SPECIFICATIONS,
     changed_settings,
@@ -26,8 +25,9 @@ from trieste_scalable.campaigns.run_record import (
     record,
 )
 from trieste_scalable.campaigns.screen import screen
-from trieste_scalable.campaigns.screen_specification import ScreenSpec
-from trieste_scalable.campaigns.specification import OptimizeSpec
+from trieste_scalable.campaigns.spec.campaign import OptimizeSpec
+from trieste_scalable.campaigns.spec.defaults import resolved
+from trieste_scalable.campaigns.spec.library import ScreenSpec
 from trieste_scalable.cli.arguments import offered, parser, spec_of
 from trieste_scalable.errors import CampaignError, UsageError
 
@@ -36,8 +36,8 @@ FIXTURES = Path(__file__).parent / "fixtures" / "old_campaigns"
 
 def test_a_specification_in_a_script() -> None:
     # --- example start
-    from trieste_scalable.campaigns.campaign_defaults import resolved
-    from trieste_scalable.campaigns.screen_specification import ScreenSpec
+    from trieste_scalable.campaigns.spec.defaults import resolved
+    from trieste_scalable.campaigns.spec.library import ScreenSpec
 
     spec = ScreenSpec(library="library.smi", objective="qed", budget=200, batch_size=20)
     assert spec.algorithm is None  # resolved for the campaign:

@@ -274,8 +274,8 @@ def test_featurise_refuses_bad_settings_and_missing_files(
 def test_featurise_defaults_build_the_store_screens_defaults_want_with_the_same_rule(
     tmp_path: Path, library: list[str]
 ) -> None:
-    from trieste_scalable.campaigns.campaign_defaults import resolved
-    from trieste_scalable.campaigns.screen_specification import ScreenSpec
+    from trieste_scalable.campaigns.spec.defaults import resolved
+    from trieste_scalable.campaigns.spec.library import ScreenSpec
     from trieste_scalable.cli import main
 
     source = _write(tmp_path / "library.smi", [s for s in library if _parses(s)])

@@ -46,7 +46,7 @@ def text_file(path: Path, what: str) -> Iterator[IO[str]]:
 def replace_atomically(path: Path, write: Callable[[Path], object]) -> None:
     """``write`` to a temporary file beside ``path``, then rename it to ``path`` (the temporary
     is removed on any error): cache entries, store files, and a campaign's files through
-    :func:`~trieste_scalable.campaigns.logdir.write_atomically`. A process killed
+    :func:`~trieste_scalable.campaigns.directory.lock.write_atomically`. A process killed
     mid-write leaves its temporary (a cache entry of 10^8 fingerprints is 13 GB): those of
     ``path`` that processes of this host no longer running left are removed first; those of
     other hosts sharing the directory are left to them."""

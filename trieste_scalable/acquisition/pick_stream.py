@@ -5,10 +5,9 @@ A greedy batch rule (GP-BUCB, BBKB, BKB: :class:`~.hallucinated.HallucinatedBatc
 its points one after the other; the batch it returns is those points in that order. Where a
 listener is set (:func:`streaming_picks`, in the acquiring thread's context) the rule
 :func:`announce` s each point as it is picked, and the listener may act on it at once: the
-asynchronous engine's proposer (:class:`~trieste_scalable.campaigns.proposer.BackgroundProposer`)
-puts it in hand. Measured on 20,000 molecules with 32 idle workers (``benchmarks/asynchronous.py``):
-the first acquisition of 128 points took 2.1 s, during which no worker had anything to do; its
-first pick came after 0.8 s (tracing and the batch-start marginals), each next one ~10 ms later.
+asynchronous engine's proposer
+(:class:`~trieste_scalable.campaigns.engine.proposer.BackgroundProposer`) puts it in hand
+(what that gains: ``docs/asynchronous.md``).
 
 The listener lives in a :class:`~contextvars.ContextVar`, not on the rule: rules keep Trieste's
 ``acquire`` signature, and a rule shared by two threads announces only to the thread that set a

@@ -1,8 +1,7 @@
 """The application's campaigns, built on the library (``numerics``, ``sampling``, ``models``,
-``acquisition``, the packed search space), which never imports them: the engine
-(:mod:`.engine`, with its :mod:`.proposer`), where evaluations run (:mod:`.evaluators`,
-:mod:`.distributed`), one run of a campaign and its Python entry point (:mod:`.runner`), the
-algorithms the command line names (:mod:`.algorithms`), output directories and resume
-(:mod:`.session`, :mod:`.campaign_directory`, :mod:`.logdir`), the records
-(:mod:`.records`), what a person watches (:mod:`.monitor`) and the report (:mod:`.report`).
-The algorithms are data (:mod:`.registry`)."""
+``acquisition``, the packed search space), which never imports them, one subpackage a concept:
+the settings (:mod:`.spec`), the algorithms (:mod:`.algorithms`), the engine
+(:mod:`.engine`), the directory and its records (:mod:`.directory`), what a person watches
+(:mod:`.reporting`) and prospective campaigns (:mod:`.prospective`); the commands ``screen``
+(:mod:`.screen`) and ``optimize`` (:mod:`.optimize`) choose where evaluations run
+(:mod:`trieste_scalable.cluster`)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .engine import CampaignResult
-from .specification import OptimizeSpec
+from .engine.loop import CampaignResult
+from .spec.campaign import OptimizeSpec
 
 
 def run_optimize(spec: OptimizeSpec) -> CampaignResult:
@@ -17,8 +17,8 @@ def run_optimize(spec: OptimizeSpec) -> CampaignResult:
         directory.
     """
     from ..problems import get_problem
-    from .algorithms import build
-    from .session import run_session
+    from .algorithms.builders import build
+    from .directory.session import run_session
 
     problem = get_problem(spec.problem, spec.num_candidates, seed=spec.seed)
     spec.check_counts(len(problem.points))

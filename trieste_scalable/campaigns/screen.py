@@ -31,10 +31,10 @@ from ..errors import CampaignError, UsageError
 from ..problems.molecules import for_library, library_label
 from ..problems.screening import ScreeningProblem
 from ..problems.top_k import TopKFound, top_k_found
-from .campaign_defaults import resolved
-from .engine import CampaignResult
-from .memory_estimate import check_memory
-from .screen_specification import ScreenSpec
+from .algorithms.memory_estimate import check_memory
+from .engine.loop import CampaignResult
+from .spec.defaults import resolved
+from .spec.library import ScreenSpec
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def settings_of(**settings: Any) -> ScreenSpec:
     specification, whose fields are the attributes of the namespace this returned before."""
     warnings.warn(
         "settings_of is deprecated: use resolved(ScreenSpec.of(**settings)) "
-        "(trieste_scalable.campaigns.campaign_defaults, .screen_specification)",
+        "(trieste_scalable.campaigns.spec.defaults, .screen_specification)",
         DeprecationWarning,
         stacklevel=2,
     )
@@ -92,9 +92,9 @@ def run_screen(spec: ScreenSpec) -> ScreenResult:
 def _run_screen(spec: ScreenSpec) -> ScreenResult:
     from ..problems.oracles import is_table_objective
     from ..problems.screening import screening_problem
-    from .library_models import library_models
-    from .records import EvaluationLog
-    from .session import run_session
+    from .algorithms.library_models import library_models
+    from .directory.records import EvaluationLog
+    from .directory.session import run_session
 
     try:
         import rdkit  # noqa: F401
@@ -186,7 +186,7 @@ def _scoring_actors(spec: ScreenSpec) -> Any:
     from ..cluster.scoring_actors import ScoringActors
     from ..problems.molecules import cache_dir
     from ..problems.store import LibraryStore
-    from .algorithms import LibrarySignStore
+    from .algorithms.builders import LibrarySignStore
 
     # the actors' shards' signs: the driver's cache, recorded as the library's
     kept = LibrarySignStore(str(cache_dir()), library_label(spec.library))

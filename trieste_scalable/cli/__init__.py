@@ -4,15 +4,15 @@
   (:func:`~trieste_scalable.campaigns.screen.screen` in Python);
 - ``trieste-scalable optimize``: the same over a built-in synthetic problem;
 - ``trieste-scalable propose`` and ``tell``: a prospective campaign, its scores from a lab as
-  files (:mod:`~trieste_scalable.campaigns.prospective`);
+  files (:mod:`~trieste_scalable.campaigns.prospective.campaign`);
 - ``trieste-scalable featurise``: a sharded library store from SMILES files, for ``screen
   --library STORE`` (:mod:`~trieste_scalable.problems.store`);
 - ``trieste-scalable cache``: the cache directory's entries by library, and pruning them
   (:mod:`~trieste_scalable.problems.cache_admin`).
 
 Each campaign command's arguments become a typed specification
-(:mod:`~trieste_scalable.campaigns.specification`, :func:`.arguments.spec_of`), checked as it is
-built and completed by :func:`~trieste_scalable.campaigns.campaign_defaults.resolved`; nothing
+(:mod:`~trieste_scalable.campaigns.spec.campaign`, :func:`.arguments.spec_of`), checked as it is
+built and completed by :func:`~trieste_scalable.campaigns.spec.defaults.resolved`; nothing
 below this package sees ``argparse``.
 
 The campaigns write ``evaluations.csv``, ``summary.png`` and TensorBoard logs to ``--logdir``
@@ -42,7 +42,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             return (featurise if args.command == "featurise" else cache)(args)
         if args.command == "tell":
-            from ..campaigns.prospective import ProspectiveCampaign
+            from ..campaigns.prospective.campaign import ProspectiveCampaign
 
             campaign = ProspectiveCampaign.open(args.logdir)
             campaign.tell(args.file, extra=args.extra, correct=args.correct)
@@ -82,13 +82,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _campaign(args: argparse.Namespace) -> None:
     """Run the campaign command's resolved specification (which may read a resumed
     ``run.json`` or a store's manifest, and fail)."""
-    from ..campaigns.campaign_defaults import resolved
-    from ..campaigns.screen_specification import ProposeSpec, ScreenSpec
-    from ..campaigns.specification import OptimizeSpec
+    from ..campaigns.spec.campaign import OptimizeSpec
+    from ..campaigns.spec.defaults import resolved
+    from ..campaigns.spec.library import ProposeSpec, ScreenSpec
 
     spec = resolved(spec_of(args))
     if isinstance(spec, ProposeSpec):
-        from ..campaigns.prospective import ProspectiveCampaign
+        from ..campaigns.prospective.campaign import ProspectiveCampaign
 
         batch = ProspectiveCampaign.start(spec).propose()
         print(batch.path)

@@ -1,5 +1,5 @@
 """The ``trieste-scalable`` command's parser. The campaign commands' options are generated from
-their specifications' fields (:mod:`~trieste_scalable.campaigns.specification`), so the command
+their specifications' fields (:mod:`~trieste_scalable.campaigns.spec.campaign`), so the command
 line and :func:`~trieste_scalable.campaigns.screen.screen` take the same settings with the same
 defaults and help; :func:`spec_of` turns parsed arguments into a specification."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from .. import __version__
-from ..campaigns.run_record import SPECIFICATIONS, read_record
-from ..campaigns.setting_fields import base_type, flags_of
-from ..campaigns.specification import CampaignSpec
+from ..campaigns.directory.run_record import SPECIFICATIONS, read_record
+from ..campaigns.spec.campaign import CampaignSpec
+from ..campaigns.spec.fields import base_type, flags_of
 from ..problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH, FINGERPRINTS
 
 HELP = {

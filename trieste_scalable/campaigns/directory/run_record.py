@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import CampaignError
-from .screen_specification import ProposeSpec, ScreenSpec
-from .specification import CampaignSpec, OptimizeSpec
+from ...errors import CampaignError
+from ..spec.campaign import CampaignSpec, OptimizeSpec
+from ..spec.library import ProposeSpec, ScreenSpec
 
 LIBRARY_HASH = "library_sha256"
 SPECIFICATIONS: dict[str, type[CampaignSpec]] = {

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar, Optional, cast
 
-from ..errors import UsageError
-from ..problems.molecules import (
+from ...errors import UsageError
+from ...problems.molecules import (
     BUILTIN_LIBRARIES,
     DEFAULT_FINGERPRINT,
     DEFAULT_WIDTH,
@@ -19,10 +19,10 @@ from ..problems.molecules import (
     MOSES_FULL,
     OBJECTIVES,
 )
-from ..problems.score_table import renamed
-from .registry import LIBRARY_DEFAULT, listed
-from .setting_fields import setting
-from .specification import CampaignSpec, flag, too_many
+from ...problems.score_table import renamed
+from ..algorithms.registry import LIBRARY_DEFAULT, listed
+from .campaign import CampaignSpec, flag, too_many
+from .fields import setting
 
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
 
@@ -160,8 +160,8 @@ class ScreenSpec(LibrarySpec):
     def _check_ranges(self) -> None:
         """The screening settings first (the command line checked them first), then the
         common ones."""
-        from ..problems.oracles import is_table_objective
-        from ..problems.store import is_store
+        from ...problems.oracles import is_table_objective
+        from ...problems.store import is_store
 
         if not (math.isfinite(self.noise) and self.noise >= 0):
             raise UsageError(f"--noise must be finite and non-negative, got {self.noise}")

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import IO, Optional
 
-from ..errors import CampaignError
-from ..files import replace_atomically
+from ...errors import CampaignError
+from ...files import replace_atomically
 
 try:
     import fcntl

@@ -35,8 +35,8 @@ import tensorflow as tf
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 
-from ..acquisition.pending import with_failures
-from ..acquisition.pick_stream import streaming_picks
+from ...acquisition.pending import with_failures
+from ...acquisition.pick_stream import streaming_picks
 from .evaluators import Evaluation
 
 

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..problems.top_k import TOP_K
+from ...problems.top_k import TOP_K
 
 BEST_N = (1, 10, 100)
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .molecule_pictures import Found, best_molecules, write_best_molecules
-from .prospective_files import ProspectiveRecords
-from .prospective_tell import Told
-from .screening_summary import plot_screening
+from ..reporting.molecule_pictures import Found, best_molecules, write_best_molecules
+from ..reporting.screening_summary import plot_screening
+from .files import ProspectiveRecords
+from .tell import Told
 
 
 def report_prospective(campaign: ProspectiveRecords, told: Told, library: str) -> None:

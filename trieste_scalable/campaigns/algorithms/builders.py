@@ -11,10 +11,10 @@ import tensorflow as tf
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
 
-from .. import acquisition
-from ..acquisition import BatchThompsonSampling, ConfidenceWidth, ExplorationShare
-from ..acquisition.random_search import RandomRule
-from ..models import (
+from ... import acquisition
+from ...acquisition import BatchThompsonSampling, ConfidenceWidth, ExplorationShare
+from ...acquisition.random_search import RandomRule
+from ...models import (
     AdaptiveSVGP,
     ExactDictionary,
     NystromGPR,
@@ -22,10 +22,10 @@ from ..models import (
     ReplicatedGPR,
     RidgeLeverageSampler,
 )
-from ..models.builders import RECOMMENDED_VARIANCE_OPTIMISM
-from ..models.no_model import NoModel
-from ..problems.sign_store import LibrarySignStore
-from ..sampling.scoring import RemoteSampleScoring
+from ...models.builders import RECOMMENDED_VARIANCE_OPTIMISM
+from ...models.no_model import NoModel
+from ...problems.sign_store import LibrarySignStore
+from ...sampling.scoring import RemoteSampleScoring
 from .registry import Algorithm
 from .registry import algorithm as entry_of
 

@@ -1,19 +1,19 @@
 """What a campaign directory holds beside its log, and the checks a start or ``--resume`` makes
 on it: ``run.json`` (the settings and the library's content hash) and ``rule_state.json``
-(:mod:`trieste_scalable.acquisition.rule_state`), for :mod:`trieste_scalable.campaigns.session`."""
+(:mod:`trieste_scalable.acquisition.rule_state`), for :mod:`.session`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..acquisition import rule_state
-from ..errors import CampaignError, UsageError
-from ..problems.score_table import is_score_table
+from ...acquisition import rule_state
+from ...errors import CampaignError, UsageError
+from ...problems.score_table import is_score_table
+from ..spec.campaign import CampaignSpec
+from ..spec.library import ScreenSpec
 from .records import EvaluationLog
 from .run_record import LIBRARY_HASH, changed_settings, read_record
-from .screen_specification import ScreenSpec
-from .specification import CampaignSpec
 
 RULE_STATE = "rule_state.json"
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..problems import DiscreteProblem
-from ..problems.screening import ScreeningProblem
-from ..problems.top_k import TOP_K, top_k_found
-from .engine import CampaignResult
+from ...problems import DiscreteProblem
+from ...problems.screening import ScreeningProblem
+from ...problems.top_k import TOP_K, top_k_found
+from ..directory.records import EvaluationLog, LoggedEvaluations
+from ..engine.loop import CampaignResult
 from .molecule_pictures import Found, write_best_molecules
-from .records import EvaluationLog, LoggedEvaluations
 from .screening_summary import plot_screening
 
 

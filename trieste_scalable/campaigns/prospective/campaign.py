@@ -3,7 +3,7 @@ docking run on someone else's cluster), days later, as files. ``trieste-scalable
 writes the next batch to fill in, ``trieste-scalable tell LOGDIR FILE`` reads it back; from
 Python the same directory is a :class:`ProspectiveCampaign`::
 
-    from trieste_scalable.campaigns.prospective import ProspectiveCampaign
+    from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign
 
     campaign = ProspectiveCampaign.start(library="library.smi", batch_size=20, initial=20,
                                          budget=200, logdir="runs/lab")
@@ -35,17 +35,20 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
-from ..errors import CampaignError, UsageError
-from ..problems.molecules import for_library, library_label
-from ..problems.screening import ScreeningProblem
+from ...errors import CampaignError, UsageError
+from ...problems.molecules import for_library, library_label
+from ...problems.screening import ScreeningProblem
+from ..algorithms.memory_estimate import check_memory
+from ..directory.checks import check_same_campaign
+from ..directory.lock import CampaignLock, write_atomically
+from ..directory.records import Job
+from ..directory.run_record import read_record, record
+from ..spec.defaults import resolved
+from ..spec.library import ProposeSpec
 from .batch_file import write_batch
-from .campaign_defaults import resolved
-from .campaign_directory import check_same_campaign
-from .logdir import CampaignLock, write_atomically
-from .memory_estimate import check_memory
-from .prospective_files import ProspectiveRecords, batch_path, rule_state_path
-from .prospective_report import report_prospective
-from .prospective_tell import (
+from .files import ProspectiveRecords, batch_path, rule_state_path
+from .report import report_prospective
+from .tell import (
     Filled,
     Told,
     apply_tell,
@@ -54,9 +57,6 @@ from .prospective_tell import (
     filled_rows,
     same_tell,
 )
-from .records import Job
-from .run_record import read_record, record
-from .screen_specification import ProposeSpec
 
 
 @dataclass(frozen=True)
@@ -254,10 +254,10 @@ class ProspectiveCampaign:
     ) -> tuple[np.ndarray, list[tuple[str, str]]]:
         """The rule's next batch (cut at the budget) and the model's prediction and standard
         deviation of each, in the user's units; the records of the acquisition written first."""
-        from ..acquisition import rule_state
-        from ..problems.extra_fingerprints import fingerprint_rows
-        from .library_models import library_models
-        from .prospective_model import History, next_batch
+        from ...acquisition import rule_state
+        from ...problems.extra_fingerprints import fingerprint_rows
+        from ..algorithms.library_models import library_models
+        from .model import History, next_batch
 
         extras = self.records.extras.read()
         initial = {j.job: j.index for j in jobs if j.batch == 0}
@@ -344,7 +344,7 @@ def _keep_changed_sizes(saved: Path, spec: ProposeSpec, library_hash: str) -> No
 
 def _problem(spec: ProposeSpec) -> ScreeningProblem:
     """The library of ``spec`` (resolved), featurised (cached), scores unknown."""
-    from ..problems.screening import screening_problem
+    from ...problems.screening import screening_problem
 
     try:
         import rdkit  # noqa: F401

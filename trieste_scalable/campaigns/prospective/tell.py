@@ -17,12 +17,12 @@ from typing import Any, Iterable, Optional, Union
 
 import numpy as np
 
-from ..errors import UsageError
-from ..problems.score_table import canonical_smiles
+from ...errors import UsageError
+from ...problems.score_table import canonical_smiles
+from ..directory.records import Job
+from ..engine.evaluators import Evaluation
 from .batch_file import FilledRow, parse_score, read_filled
-from .evaluators import Evaluation
-from .prospective_files import Correction, ExtraMolecule, ProspectiveRecords
-from .records import Job
+from .files import Correction, ExtraMolecule, ProspectiveRecords
 
 ROWS_GIVEN = "the rows given"
 """How errors name rows given from Python (a file is named by its path)."""

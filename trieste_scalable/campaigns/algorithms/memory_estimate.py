@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..errors import UsageError
-from ..problems.molecules import fingerprint_width
+from ...errors import UsageError
+from ...problems.molecules import fingerprint_width
+from ..spec.library import LibrarySpec
 from .registry import algorithm
-from .screen_specification import LibrarySpec
 
 BASELINE = 1.0e9
 """Bytes TensorFlow, Trieste and the interpreter take before a campaign holds anything."""

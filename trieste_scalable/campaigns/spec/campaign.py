@@ -11,8 +11,8 @@ Settings whose default depends on the campaign (the rule, the batch policy and s
 fingerprint of a library store or a resumed campaign) are ``None`` until
 :func:`~.campaign_defaults.resolved` returns a new specification with them filled in::
 
-    from trieste_scalable.campaigns.specification import ScreenSpec
-    from trieste_scalable.campaigns.campaign_defaults import resolved
+    from trieste_scalable.campaigns.spec.campaign import ScreenSpec
+    from trieste_scalable.campaigns.spec.defaults import resolved
 
     spec = resolved(ScreenSpec(library="library.smi", budget=200, batch_size=20))
     spec.algorithm, spec.fingerprint  # registry.LIBRARY_DEFAULT, 'atom-pair-counts'
@@ -25,10 +25,10 @@ import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, TypeVar, cast, get_type_hints
 
-from ..errors import UsageError
-from ..problems import PROBLEMS
-from .registry import ALGORITHMS, SYNTHETIC_DEFAULT, Algorithm, listed
-from .setting_fields import checked_value, flags_of, setting
+from ...errors import UsageError
+from ...problems import PROBLEMS
+from ..algorithms.registry import ALGORITHMS, SYNTHETIC_DEFAULT, Algorithm, listed
+from .fields import checked_value, flags_of, setting
 
 MIN_NOISE_VARIANCE = 1e-12  # models.base.NOISE_FLOOR (not imported: specifications load no TF)
 
@@ -206,7 +206,7 @@ class CampaignSpec:
     def confidence_width(self) -> Any:
         """The UCB rules' :class:`~trieste_scalable.acquisition.ConfidenceWidth` (loads
         TensorFlow)."""
-        from ..acquisition import ConfidenceWidth
+        from ...acquisition import ConfidenceWidth
 
         return ConfidenceWidth(cast(Any, self.width), beta=self.beta)
 

@@ -2,7 +2,7 @@
 workers (``--workers N [--asynchronous]``): start, resume, lock, settings, cleanup, report.
 
 The directory holds ``run.json`` (the settings and the library's content hash),
-``evaluations.csv`` and ``in_flight.json`` (:mod:`~trieste_scalable.campaigns.records`),
+``evaluations.csv`` and ``in_flight.json`` (:mod:`~trieste_scalable.campaigns.directory.records`),
 ``rule_state.json`` (the rule's ``State`` when points were last submitted,
 :mod:`trieste_scalable.acquisition.rule_state`), TensorBoard event files, ``summary.png`` and
 ``.lock`` (:mod:`~.logdir`). The run itself is :class:`~.runner.CampaignRun`.
@@ -28,18 +28,12 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..errors import UsageError
-from ..problems import DiscreteProblem
-from ..problems.oracles import Oriented
-from .campaign_directory import RULE_STATE, check_same_campaign, refuse_overwrite, saved_rule_state
-from .engine import CampaignResult
-from .evaluators import Evaluator, InProcessEvaluator
-from .logdir import CampaignLock, write_atomically
-from .monitor import CampaignMonitor
-from .records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
-from .report import report
-from .run_record import record
-from .runner import (
+from ...errors import UsageError
+from ...problems import DiscreteProblem
+from ...problems.oracles import Oriented
+from ..engine.evaluators import Evaluator, InProcessEvaluator
+from ..engine.loop import CampaignResult
+from ..engine.runner import (
     GROUP_SECONDS,
     Build,
     CampaignFiles,
@@ -47,7 +41,13 @@ from .runner import (
     InitialDesignFailed,
     noise_free_score,
 )
-from .specification import CampaignSpec
+from ..reporting.monitor import CampaignMonitor
+from ..reporting.report import report
+from ..spec.campaign import CampaignSpec
+from .checks import RULE_STATE, check_same_campaign, refuse_overwrite, saved_rule_state
+from .lock import CampaignLock, write_atomically
+from .records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
+from .run_record import record
 
 Workers = Callable[[Any], Evaluator]
 """Makes the evaluator that runs an oracle's evaluations on workers (the ``screen`` command's

@@ -36,11 +36,11 @@ from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
 
-from ..errors import CampaignError, UsageError
-from ..problems.screening import ScreeningProblem
+from ...errors import CampaignError, UsageError
+from ...problems.screening import ScreeningProblem
+from ..directory.lock import write_atomically
+from ..directory.records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations
 from .batch_file import read_proposed
-from .logdir import write_atomically
-from .records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations
 
 ASKS, EXTRAS, TELLING = "asks.json", "extra_molecules.csv", "telling.json"
 CORRECTIONS = "corrections.csv"

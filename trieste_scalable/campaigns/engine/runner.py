@@ -2,7 +2,7 @@
 evaluated, the model built from what came back, then the engine
 (:func:`~.engine.run_asynchronous`) in whole-batch or asynchronous mode; each submission
 numbered (a job) and, in a campaign directory, made durable in this order
-(:mod:`~trieste_scalable.campaigns.records`):
+(:mod:`~trieste_scalable.campaigns.directory.records`):
 
 1. before points are submitted, the rule's state (``rule_state.json``) and the jobs in flight
    (``in_flight.json``) are written;
@@ -25,15 +25,15 @@ import numpy as np
 from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
 
-from ..acquisition import rule_state
-from ..acquisition.pending import proposed
-from ..errors import CampaignError
-from ..problems import DiscreteProblem
-from .engine import CampaignResult, run_asynchronous
+from ...acquisition import rule_state
+from ...acquisition.pending import proposed
+from ...errors import CampaignError
+from ...problems import DiscreteProblem
+from ..directory.lock import write_atomically
+from ..directory.records import EvaluationLog, InFlight, Job, LoggedEvaluations
+from ..reporting.monitor import CampaignMonitor
 from .evaluators import Evaluation, Evaluator, InProcessEvaluator
-from .logdir import write_atomically
-from .monitor import CampaignMonitor
-from .records import EvaluationLog, InFlight, Job, LoggedEvaluations
+from .loop import CampaignResult, run_asynchronous
 
 
 class InitialDesignFailed(CampaignError):
@@ -214,7 +214,7 @@ def run_campaign(
     """Evaluate ``budget`` points after ``initial`` (the model's data) with ``rule``, a batch at
     a time (the last batch cut at the budget), observing ``problem`` with its noise in this
     process; TensorBoard events go to ``logdir`` if given. The command line runs the same with a
-    directory, a log and resume (:mod:`~trieste_scalable.campaigns.session`).
+    directory, a log and resume (:mod:`~trieste_scalable.campaigns.directory.session`).
 
     :param seed: Seed of the observation noise.
     """

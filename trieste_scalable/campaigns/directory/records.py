@@ -36,9 +36,9 @@ import numpy as np
 import tensorflow as tf
 from trieste.data import Dataset
 
-from ..errors import CampaignError
-from .evaluators import Evaluation
-from .logdir import write_atomically
+from ...errors import CampaignError
+from ..engine.evaluators import Evaluation
+from .lock import write_atomically
 
 TIMING_COLUMNS = ["job", "submitted", "started", "finished", "worker", "error"]
 IN_FLIGHT = "in_flight.json"

@@ -8,12 +8,12 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import UsageError
-from ..problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH
-from .registry import algorithm as entry_of
-from .run_record import read_record
-from .screen_specification import LibrarySpec, ProposeSpec, ScreenSpec
-from .specification import CampaignSpec, Spec
+from ...errors import UsageError
+from ...problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH
+from ..algorithms.registry import algorithm as entry_of
+from ..directory.run_record import read_record
+from .campaign import CampaignSpec, Spec
+from .library import LibrarySpec, ProposeSpec, ScreenSpec
 
 
 def resolved(spec: Spec) -> Spec:
@@ -79,7 +79,7 @@ def _fingerprint(spec: LibrarySpec, saved: Optional[CampaignSpec]) -> dict[str, 
     if isinstance(saved, LibrarySpec):
         defaults = {name: getattr(saved, name) for name in defaults}
     elif saved is None:
-        from ..problems.store import LibraryStore, is_store
+        from ...problems.store import LibraryStore, is_store
 
         if is_store(spec.library):
             try:

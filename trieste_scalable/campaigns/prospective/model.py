@@ -20,15 +20,15 @@ import numpy as np
 import tensorflow as tf
 from trieste.data import Dataset
 
-from ..acquisition.pending import proposed
-from ..errors import CampaignError
-from ..problems.screening import ScreeningProblem
-from .ask_tell import CampaignAskTell
-from .campaign_directory import saved_rule_state
-from .evaluators import Evaluation
-from .proposer import tell
-from .records import LoggedEvaluations
-from .runner import Build
+from ...acquisition.pending import proposed
+from ...errors import CampaignError
+from ...problems.screening import ScreeningProblem
+from ..directory.checks import saved_rule_state
+from ..directory.records import LoggedEvaluations
+from ..engine.ask_tell import CampaignAskTell
+from ..engine.evaluators import Evaluation
+from ..engine.proposer import tell
+from ..engine.runner import Build
 
 
 @dataclass(frozen=True)

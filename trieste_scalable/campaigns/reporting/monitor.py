@@ -22,9 +22,9 @@ import numpy as np
 import tensorflow as tf
 from trieste import logging
 
-from .engine import Acquisition
-from .evaluators import Evaluation
-from .records import Job, LoggedEvaluations
+from ..directory.records import Job, LoggedEvaluations
+from ..engine.evaluators import Evaluation
+from ..engine.loop import Acquisition
 
 LOG_EVERY_SECONDS = 1.0
 """Scalars are written at most this often while evaluations are in flight (recall sorts the
