@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from trieste_scalable._moved import MOVED
 from trieste_scalable.campaigns.directory.run_record import (
     LEGACY_SETTINGS,
     SPECIFICATIONS,
@@ -206,20 +203,3 @@ def test_resuming_a_campaign_of_the_other_command_is_refused(tmp_path: Path) -> 
     spec = ScreenSpec(logdir=str(tmp_path / "run"), resume=True)
     with pytest.raises(UsageError, match="holds a campaign of optimize, not of screen"):
         resolved(spec)
-
-
-def test_settings_of_keeps_working_with_a_warning() -> None:
-    from trieste_scalable.campaigns.screen import settings_of
-
-    with pytest.warns(DeprecationWarning, match="settings_of is deprecated"):
-        spec = settings_of(library="x.smi", budget=7)
-    assert spec == resolved(ScreenSpec(library="x.smi", budget=7)) and spec.batch_size == 100
-
-
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_moved_modules_keep_their_old_import_path_with_a_warning(old: str) -> None:
-    new = importlib.import_module(MOVED[old])
-    sys.modules.pop(old, None)
-    with pytest.warns(DeprecationWarning, match=f"{old} moved to {MOVED[old]}"):
-        module = importlib.import_module(old)
-    assert module is new

@@ -20,7 +20,6 @@ defaults. Each is checked for type and range before anything is read or written.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -68,18 +67,6 @@ def screen(**settings: Any) -> ScreenResult:
     :raise CampaignError: If the campaign cannot run (e.g. every initial evaluation failed).
     """
     return run_screen(resolved(ScreenSpec.of(**settings)))
-
-
-def settings_of(**settings: Any) -> ScreenSpec:
-    """Deprecated (goes in 0.2): ``resolved(ScreenSpec.of(**settings))``, the resolved
-    specification, whose fields are the attributes of the namespace this returned before."""
-    warnings.warn(
-        "settings_of is deprecated: use resolved(ScreenSpec.of(**settings)) "
-        "(trieste_scalable.campaigns.spec.defaults, .screen_specification)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return resolved(ScreenSpec.of(**settings))
 
 
 def run_screen(spec: ScreenSpec) -> ScreenResult:
