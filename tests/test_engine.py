@@ -13,7 +13,7 @@ import tensorflow as tf
 from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
-from trieste_scalable.acquisition.random_search import RandomRule
+from trieste_scalable.acquisition.random_search import RandomRule, RandomState
 from trieste_scalable.campaigns.engine.evaluators import Evaluation, InProcessEvaluator
 from trieste_scalable.campaigns.engine.loop import run_asynchronous
 from trieste_scalable.models.no_model import NoModel
@@ -117,3 +117,18 @@ def test_in_process_evaluations_are_grouped_up_to_a_run_time() -> None:
     for point in POINTS[:3]:
         evaluator.submit(point)
     assert [[e.key for e in evaluator.collect()] for _ in range(3)] == [[0], [1], [2]]
+
+
+def test_the_private_attributes_of_trieste_the_adapter_uses_exist() -> None:
+    """``engine/ask_tell.py`` is the one module touching ``AskTellOptimizer``'s private state: a
+    Trieste release that renames any of it fails here, not in a campaign."""
+    from trieste.ask_tell_optimization import AskTellOptimizer
+
+    from trieste_scalable.campaigns.engine.ask_tell import PRIVATE_ATTRIBUTES, set_rule_state
+
+    points = tf.constant([[0.0], [0.5], [1.0]], dtype=tf.float64)
+    data = Dataset(points[:2], tf.constant([[0.1], [0.2]], dtype=tf.float64))
+    ask_tell = AskTellOptimizer(DiscreteSearchSpace(points), data, NoModel(), RandomRule(1))
+    assert all(hasattr(ask_tell, name) for name in PRIVATE_ATTRIBUTES)
+    set_rule_state(ask_tell, RandomState(num_batches=7))
+    assert ask_tell.acquisition_state == RandomState(num_batches=7)

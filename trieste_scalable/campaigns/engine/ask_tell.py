@@ -1,5 +1,7 @@
-"""Trieste's ``AskTellOptimizer`` whose ``ask`` writes per-dimension query-point summaries only
-where they mean something.
+"""The one adapter to Trieste's ``AskTellOptimizer``'s private state
+(:data:`PRIVATE_ATTRIBUTES`, pinned by ``tests/test_engine.py``): setting a rule's state, which
+it has no setter for (:func:`set_rule_state`), and an ``ask`` that writes per-dimension
+query-point summaries only where they mean something (:class:`CampaignAskTell`).
 
 Trieste's ``ask`` writes one TensorBoard histogram per input dimension of the query points
 (``trieste.bayesian_optimizer.write_summary_query_points``), each from an eager slice of the
@@ -14,6 +16,8 @@ as Trieste does; at or below it, Trieste's own summaries.
 
 from __future__ import annotations
 
+from typing import Any
+
 from scipy.spatial.distance import pdist
 from trieste import logging
 from trieste.ask_tell_optimization import AskTellOptimizer
@@ -22,6 +26,21 @@ from trieste.utils import Timer
 
 MAX_SUMMARISED_DIMENSION = 16
 """The widest query points whose per-dimension histograms are written."""
+PRIVATE_ATTRIBUTES = (
+    "_acquisition_state",
+    "_acquisition_record",
+    "_acquisition_rule",
+    "_search_space",
+    "_models",
+    "_filtered_datasets",
+)
+"""The attributes of Trieste's ``AskTellOptimizer`` this module reads or sets."""
+
+
+def set_rule_state(ask_tell: AskTellOptimizer, state: Any) -> None:
+    """Give the rule of ``ask_tell`` the state ``state`` (one restored from a campaign's
+    records, or with failed points moved out of its pending ones)."""
+    ask_tell._acquisition_state = state  # type: ignore[attr-defined]
 
 
 class CampaignAskTell(AskTellOptimizer):

@@ -37,6 +37,7 @@ from trieste.data import Dataset
 
 from ...acquisition.pending import with_failures
 from ...acquisition.pick_stream import streaming_picks
+from .ask_tell import set_rule_state
 from .evaluators import Evaluation
 
 
@@ -205,9 +206,7 @@ def tell(ask_tell: AskTellOptimizer, evaluations: list[Evaluation]) -> None:
     (:func:`~trieste_scalable.acquisition.pending.with_failures`)."""
     failed = [e.point for e in evaluations if e.failed]
     if failed:
-        # Trieste's AskTellOptimizer has no setter for its rule's state: set its attribute
-        state = with_failures(ask_tell.acquisition_state, np.stack(failed))
-        ask_tell._acquisition_state = state  # type: ignore[attr-defined]
+        set_rule_state(ask_tell, with_failures(ask_tell.acquisition_state, np.stack(failed)))
     told = [e for e in evaluations if not e.failed]
     if told:
         dtype = ask_tell.dataset.query_points.dtype

@@ -25,7 +25,7 @@ from ...errors import CampaignError
 from ...problems.screening import ScreeningProblem
 from ..directory.checks import saved_rule_state
 from ..directory.records import LoggedEvaluations
-from ..engine.ask_tell import CampaignAskTell
+from ..engine.ask_tell import CampaignAskTell, set_rule_state
 from ..engine.evaluators import Evaluation
 from ..engine.proposer import tell
 from ..engine.runner import Build
@@ -65,6 +65,12 @@ class Live:
     batch: int
     counts: tuple[int, int]
     corrections: int
+
+    def asked_before(self, batch: int, history: History) -> bool:
+        """Whether this optimizer asked the batch before ``batch`` and the records say so
+        (``asks.json``), with no score corrected since."""
+        asked = history.asks.get(self.batch) == self.counts
+        return self.batch == batch - 1 and asked and self.corrections == history.corrections
 
 
 @dataclass(frozen=True)
@@ -108,12 +114,7 @@ def next_batch(
     counts = [history.asks[j] for j in range(1, batch)]
     counts.append((len(history.logged.jobs), len(history.extra_jobs)))
     now = counts[-1]
-    if (
-        live is not None
-        and live.batch == batch - 1
-        and history.asks.get(live.batch) == live.counts
-        and live.corrections == history.corrections
-    ):
+    if live is not None and live.asked_before(batch, history):
         tell(live.ask_tell, _group(problem, history, live.counts, now))
         return _asked(live.ask_tell, live.model, batch, now, history.corrections)
     groups, start = [], (0, 0)
@@ -136,12 +137,11 @@ def next_batch(
         tell(ask_tell, group)  # the states between are restored, not replayed
     if batch > 1:
         gone = not rule_state.is_file()
-        saved = saved_rule_state(rule_state, batch - 1, rule, rule_name)
-        ask_tell._acquisition_state = saved  # type: ignore[attr-defined]  # (proposer.tell)
+        set_rule_state(ask_tell, saved_rule_state(rule_state, batch - 1, rule, rule_name))
         tell(ask_tell, groups[-1])
         if gone and hasattr(rule, "state_type"):
             rows = int(ask_tell.dataset.query_points.shape[0])
-            ask_tell._acquisition_state = _rebuilt_state(problem, rule, history, rows)  # type: ignore[attr-defined]
+            set_rule_state(ask_tell, _rebuilt_state(problem, rule, history, rows))
     return _asked(ask_tell, model, batch, now, history.corrections)
 
 
