@@ -222,3 +222,18 @@ def test_resume_with_a_damaged_rule_state_fails_cleanly(
     assert main(args + ["--budget", "30", "--resume"]) == 1
     assert "rule_state.json is damaged" in capsys.readouterr().err
     assert (logdir / "evaluations.csv").read_text() == before  # nothing lost or added
+
+
+def test_debug_prints_the_traceback_before_the_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["propose", "--logdir", str(tmp_path / "lab"), "--library", str(tmp_path / "none.smi")]
+    assert main(argv) == 2
+    plain = capsys.readouterr().err
+    assert "Traceback" not in plain and plain.startswith("trieste-scalable: error:")
+    assert main(["--debug", *argv]) == 2
+    debug = capsys.readouterr().err
+    assert debug.startswith("Traceback") and debug.rstrip().endswith(plain.rstrip())
+    monkeypatch.setenv("TRIESTE_SCALABLE_DEBUG", "1")
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("Traceback")

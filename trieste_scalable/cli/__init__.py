@@ -24,17 +24,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Optional, Sequence
 
 from ..errors import CampaignError, UsageError
-from .arguments import parser, spec_of
+from .arguments import DEBUG, parser, spec_of
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # hide CUDA-plugin noise on CPUs
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted."""
+    """Run the command; exit codes: 0 done, 1 runtime failure, 2 usage error, 130 interrupted.
+    An error is one line on stderr; with ``--debug`` (or ``TRIESTE_SCALABLE_DEBUG=1``) its
+    traceback comes first."""
     args = parser().parse_args(argv)
     try:
         if args.command in ("featurise", "cache"):
@@ -50,9 +53,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _campaign(args)
         return 0
     except UsageError as error:
+        _traceback(args)
         print(f"trieste-scalable: error: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # a runtime failure: one clear line, not a traceback
+        _traceback(args)
         print(f"trieste-scalable: error: {_describe(error)}", file=sys.stderr)
         kept = _logged(args)
         if kept:
@@ -77,6 +82,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
         print(f"\ninterrupted: {again}", file=sys.stderr)
         return 130
+
+
+def _traceback(args: argparse.Namespace) -> None:
+    """The handled error's traceback, with ``--debug`` or ``TRIESTE_SCALABLE_DEBUG=1``."""
+    if args.debug or os.environ.get(DEBUG) == "1":
+        traceback.print_exc()
 
 
 def _campaign(args: argparse.Namespace) -> None:

@@ -16,6 +16,8 @@ from ..campaigns.spec.campaign import CampaignSpec
 from ..campaigns.spec.fields import base_type, flags_of
 from ..problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH, FINGERPRINTS
 
+DEBUG = "TRIESTE_SCALABLE_DEBUG"
+"""The environment variable that, set to 1, prints an error's traceback as ``--debug`` does."""
 HELP = {
     "screen": "screen a molecular library",
     "optimize": "optimise a built-in noisy problem",
@@ -30,6 +32,11 @@ def parser() -> argparse.ArgumentParser:
         prog="trieste-scalable", description="Scalable GP Bayesian optimisation with Trieste."
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=f"on an error, print its traceback too (or set {DEBUG}=1)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for command, spec_type in SPECIFICATIONS.items():
         add_settings(commands.add_parser(command, help=HELP[command]), spec_type)
