@@ -7,7 +7,7 @@ whose candidates stay packed: this package's rules read them through
 :class:`~.numerics.bits.PackedRows`, which unpacks one chunk (or the gathered rows) at a time, so
 a step's memory is that of a chunk, not of the library. ``points`` still works for code that
 needs the dense matrix (Trieste's own rules), while it fits in
-:data:`~.numerics.bits.DENSE_LIMIT_BYTES`; beyond that it raises instead of exhausting memory.
+``DENSE_LIMIT_BYTES``; beyond that it raises instead of exhausting memory.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class PackedSearchSpace(DiscreteSearchSpace):
 
     @property
     def points(self) -> TensorType:
-        """The dense candidates [N, D] (see :meth:`PackedRows.dense`, which may raise)."""
+        """The dense candidates [N, D] (see ``PackedRows.dense``, which may raise)."""
         return self.rows.dense()
 
     @property

@@ -1,5 +1,5 @@
 """Trieste acquisition rules: BBKB, BKB, GP-BUCB, MINI-GP-UCB, MINI-GP-EI and batch Thompson
-sampling (S-GP-TS), with their public bases (:class:`HallucinatedBatchRule`, :class:`EpochRule`)
+sampling (S-GP-TS), with their public bases (:class:`~.HallucinatedBatchRule`, ``EpochRule``)
 and the Protocols they check models against."""
 
 from .bbkb import BBKB, BKB, GPBUCB

@@ -1,14 +1,14 @@
-"""BBKB, BKB and GP-BUCB as Trieste acquisition rules over :class:`NystromGPR`.
+"""BBKB, BKB and GP-BUCB as Trieste acquisition rules over :class:`~.NystromGPR`.
 
 All three build a batch greedily by the lower confidence bound (Trieste minimises; the papers'
 UCB of ``-y``) with hallucinated, feedback-free variance updates, and stop by their own rule:
 
-- :class:`BBKB` (Calandriello et al., ICML 2020, Algorithm 1): Global or GlobalLocal ratio rule,
+- :class:`~.BBKB` (Calandriello et al., ICML 2020, Algorithm 1): Global or GlobalLocal ratio rule,
   batch size adapts and grows as the model gets confident; the dictionary is resampled only
   between batches (by the model's ``update``).
-- :class:`BKB` (COLT 2019): BBKB with :math:`\\tilde C = 1`, a batch of one, resparsified every
+- :class:`~.BKB` (COLT 2019): BBKB with :math:`\\tilde C = 1`, a batch of one, resparsified every
   step, with BBKB's improved width.
-- :class:`GPBUCB` (Desautels et al. 2014, GP-AUCB): exact dictionary, product rule.
+- :class:`~.GPBUCB` (Desautels et al. 2014, GP-AUCB): exact dictionary, product rule.
 
 All three are :class:`~trieste_scalable.acquisition.hallucinated.HallucinatedBatchRule` with
 their own stopping rule; their state between steps is a
@@ -37,7 +37,7 @@ class BBKB(HallucinatedBatchRule):
 
     :param stopping: ``"global"`` (Lemma 1) or ``"global_local"`` (Lemma 3 hybrid).
     :param ratio_threshold: :math:`\\tilde C \\ge 1` (default 2, as in the authors' code).
-    :param width: Confidence width: a mode name or a :class:`ConfidenceWidth`.
+    :param width: Confidence width: a mode name or a :class:`~.ConfidenceWidth`.
     :param max_batch_size: Optional cap on the batch size (e.g. workers available).
     :param pool_size: Candidate pool size on a ``Box`` (fresh pool each batch; a heuristic).
     :param local_switch: GlobalLocal's switch point, ``"immediate"`` or ``"after_next"``.
@@ -48,11 +48,11 @@ class BBKB(HallucinatedBatchRule):
     :param exclude_evaluated: Never select a candidate of a ``DiscreteSearchSpace`` that has
         been evaluated (nor one twice in a batch): screening a noise-free oracle, where a repeat
         teaches nothing. The batch then ends early if the unevaluated candidates run out.
-    :param fixed_batch_size: Batches of ``max_batch_size`` (see :class:`HallucinatedBatchRule`).
-    :param regulariser: The papers' :math:`\\lambda` (see :class:`HallucinatedBatchRule`).
+    :param fixed_batch_size: Batches of ``max_batch_size`` (see :class:`~.HallucinatedBatchRule`).
+    :param regulariser: The papers' :math:`\\lambda` (see :class:`~.HallucinatedBatchRule`).
     :param max_refine_iterations: L-BFGS-B iterations refining each pick on a ``Box``.
     :param remote_marginals: Where the batch-start marginals of a ``DiscreteSearchSpace`` are
-        computed (see :class:`HallucinatedBatchRule`).
+        computed (see :class:`~.HallucinatedBatchRule`).
     """
 
     _name = "bbkb"
@@ -129,11 +129,11 @@ class GPBUCB(HallucinatedBatchRule):
     DTC ones, BBKB's).
 
     :param ratio_threshold: :math:`C \\ge 1` (default 2).
-    :param allow_repeats: Whether a batch may select a candidate again (see :class:`BBKB`).
-    :param exclude_evaluated: Never select an evaluated candidate (see :class:`BBKB`).
-    :param regulariser: The papers' :math:`\\lambda` (see :class:`HallucinatedBatchRule`).
+    :param allow_repeats: Whether a batch may select a candidate again (see :class:`~.BBKB`).
+    :param exclude_evaluated: Never select an evaluated candidate (see :class:`~.BBKB`).
+    :param regulariser: The papers' :math:`\\lambda` (see :class:`~.HallucinatedBatchRule`).
     :param remote_marginals: Where the batch-start marginals of a ``DiscreteSearchSpace`` are
-        computed (see :class:`HallucinatedBatchRule`).
+        computed (see :class:`~.HallucinatedBatchRule`).
     """
 
     _name = "gp_bucb"

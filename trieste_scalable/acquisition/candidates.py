@@ -127,7 +127,7 @@ class EvaluatedCandidates:
     def evaluated_positions(
         self, search_space: DiscreteSearchSpace, dataset: Optional[Dataset]
     ) -> np.ndarray:
-        """The candidates among ``dataset``'s query points, ascending [A] (see :meth:`__call__`)."""
+        """The candidates among ``dataset``'s query points, ascending [A] (see ``__call__``)."""
         # a view of the dataset's rows: ``.numpy()`` would copy them (1.2 GB at 24,000 x 6,144)
         queried = None if dataset is None else np.asarray(dataset.query_points)
         evaluated = self.positions(search_space, queried)

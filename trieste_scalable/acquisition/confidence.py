@@ -16,9 +16,9 @@ select by the lower bound :math:`\tilde\mu - \tilde\alpha\tilde\sigma`).
   :math:`\mu - \beta\,\sigma_{\mathrm{Bayes}}` exactly like Trieste's
   ``NegativeLowerConfidenceBound(beta)``.
 
-The same :class:`ConfidenceWidth` configures the MINI-META rules, whose modes are their paper's
+The same :class:`~.ConfidenceWidth` configures the MINI-META rules, whose modes are their paper's
 (``"theory"``, ``"bayesian"``, ``"constant"``; see :mod:`.minimeta`): every rule family takes
-``width=`` as a mode name or a :class:`ConfidenceWidth`.
+``width=`` as a mode name or a :class:`~.ConfidenceWidth`.
 
 The theory width over-explores heavily in practice; it is the default only
 because it carries the guarantees.
@@ -98,7 +98,7 @@ class ConfidenceWidth:
 def width_of(
     width: WidthMode | ConfidenceWidth, modes: tuple[str, ...], **defaults: float
 ) -> ConfidenceWidth:
-    """``width`` as a :class:`ConfidenceWidth` (a mode name takes the rule's ``defaults``).
+    """``width`` as a :class:`~.ConfidenceWidth` (a mode name takes the rule's ``defaults``).
 
     :raise ValueError: If its mode is not one of the rule's ``modes``.
     """

@@ -100,8 +100,8 @@ class EpochRule(
     """One candidate per epoch, repeated :math:`B_h` times (:func:`repeats`): the public base of
     :class:`~trieste_scalable.acquisition.MiniGPUCB` and
     :class:`~trieste_scalable.acquisition.MiniGPEI`. A subclass says how candidates are scored
-    (:meth:`_scores`, minimised), the width of an epoch (:meth:`_beta`) and, if it needs one,
-    the incumbent fixed for the epoch (:meth:`_incumbent`).
+    (``_scores``, minimised), the width of an epoch (``_beta``) and, if it needs one,
+    the incumbent fixed for the epoch (``_incumbent``).
 
     Works over any Trieste ``ProbabilisticModel`` that is also ``SupportsGetObservationNoise``
     (the repeats depend on the noise); on a ``DiscreteSearchSpace`` every candidate is scored,

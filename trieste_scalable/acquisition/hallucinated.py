@@ -1,7 +1,7 @@
 """The hallucinating batch rule: the public base of BBKB, BKB and GP-BUCB (and of new batch
 rules, see ``docs/extending.md``), with the state it carries between steps.
 
-The rules are stateful: :meth:`HallucinatedBatchRule.acquire` returns a Trieste ``State`` whose
+The rules are stateful: :meth:`~.HallucinatedBatchRule.acquire` returns a Trieste ``State`` whose
 value is a frozen :class:`BatchUCBState` (the accumulated information term of the width and the
 pending points), so ``BayesianOptimizer`` and ``AskTellOptimizer`` (including
 ``to_state``/``from_state``) carry it between steps.
@@ -80,7 +80,7 @@ class HallucinatedBatchRule(
 ):
     r"""A batch grown greedily by the lower confidence bound with hallucinated, feedback-free
     variance updates until a :class:`~trieste_scalable.acquisition.StoppingRule` ends it: the
-    base of :class:`BBKB`, :class:`BKB` and :class:`GPBUCB`, and the extension point for new
+    base of :class:`~.BBKB`, :class:`~.BKB` and :class:`~.GPBUCB`, and the extension point for new
     batch rules (``docs/extending.md``).
 
     Each step: the batch-start mean :math:`\mu` and variance :math:`\tilde\sigma^2_0` of every

@@ -45,7 +45,7 @@ def saved_state(cls: StateT) -> StateT:
 
 
 def check_fields(state: Any) -> None:
-    """Every field of a rule state is of its annotated type (:func:`_conforms`: ints are ints,
+    """Every field of a rule state is of its annotated type (``_conforms``: ints are ints,
     floats finite numbers, points tuples of finite rows) and every count (``int`` field), and
     every field whose metadata says ``non_negative``, is non-negative.
 

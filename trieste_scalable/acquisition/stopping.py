@@ -35,7 +35,7 @@ lets a confident point be picked thousands of times in one batch."""
 
 
 class StoppingRule(ABC):
-    """Watches a batch as it grows: :meth:`start` returns a copy of the rule that watches one
+    """Watches a batch as it grows: ``start`` returns a copy of the rule that watches one
     batch (its accumulators live on that copy, never on the rule a Trieste rule holds, so
     nothing of a batch in progress outlives it or needs a ``State``)."""
 
@@ -68,7 +68,7 @@ class StoppingRule(ABC):
         return watch
 
     def reset(self) -> None:
-        """Set the per-batch accumulators (called on the watch :meth:`start` returns)."""
+        """Set the per-batch accumulators (called on the watch ``start`` returns)."""
         self.statistic = 1.0
 
     @abstractmethod

@@ -1,5 +1,5 @@
 """A campaign over a built-in synthetic problem (``trieste-scalable optimize``): the problem,
-its GP's fixed hyperparameters and the rule of an :class:`~.specification.OptimizeSpec`."""
+its GP's fixed hyperparameters and the rule of an :class:`~.spec.campaign.OptimizeSpec`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .spec.campaign import OptimizeSpec
 
 def run_optimize(spec: OptimizeSpec) -> CampaignResult:
     """Start or resume the campaign of a resolved specification
-    (:func:`~.campaign_defaults.resolved`).
+    (:func:`~.spec.defaults.resolved`).
 
     :raise UsageError: On more evaluations than random search has candidates, or a bad campaign
         directory.

@@ -14,7 +14,7 @@ campaign directory and ``--resume``::
     print(done.top_k.scores, done.logdir / "evaluations.csv")
 
 Settings are the command's long options with underscores (``--batch-size`` is ``batch_size``),
-the fields of :class:`~.screen_specification.ScreenSpec`; those not given take the command's
+the fields of :class:`~.spec.library.ScreenSpec`; those not given take the command's
 defaults. Each is checked for type and range before anything is read or written.
 """
 
@@ -54,7 +54,7 @@ class ScreenResult:
 
     @property
     def top_k(self) -> TopKFound:
-        """MolPAL's measures of the library's top 100 found (:mod:`~..problems.top_k`); zeros
+        """MolPAL's measures of the library's top 100 found (``top_k``); zeros
         where the objective is known only where evaluated."""
         return top_k_found(self.problem.values, self.evaluated)
 
@@ -70,7 +70,7 @@ def screen(**settings: Any) -> ScreenResult:
 
 
 def run_screen(spec: ScreenSpec) -> ScreenResult:
-    """The campaign of a resolved specification (:func:`~.campaign_defaults.resolved`); the
+    """The campaign of a resolved specification (:func:`~.spec.defaults.resolved`); the
     cache entries it writes are recorded as the library's (``trieste-scalable cache``)."""
     with for_library(library_label(spec.library)):
         return _run_screen(spec)

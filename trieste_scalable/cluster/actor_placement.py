@@ -9,7 +9,7 @@ node's CPUs also run evaluations), so Ray's own scheduler would pack the actors 
 liked: on Ray's multi-node harness its "SPREAD" strategy and soft node affinity both put two
 or three of three actors on one node. An actor whose process dies is restarted by Ray on its
 node; one whose node is gone is started again by the driver on the least loaded live node
-(:meth:`~.scoring_actors.ScoringActors`), and its call submitted again.
+(``ScoringActors``), and its call submitted again.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ sampling each actor owns a contiguous run of the store's shards and their cached
 per batch the driver sends what the B samples need (the kernel's variance, the prior mean, the
 feature draws, the samples' weights with the inducing points) and each actor's share of the
 excluded rows; each actor returns its k lowest candidates per sample (value, global row id) and
-the driver merges them, ties by row id, as :func:`~trieste_scalable.sampling.scoring._running_top_k`
+the driver merges them, ties by row id, as ``_running_top_k``
 breaks them in one process. The rows' values are computed by the same compiled scorer
 (:class:`~trieste_scalable.sampling.scoring.ChunkedSampleScorer`), row by row independent of
 the chunking, so the picks are those of in-process scoring (tested).
@@ -214,7 +214,7 @@ class ScoringActors:
     :param products: The products' dtype (the rule's ``scoring_dtype``).
     :param address: A Ray cluster; ``None`` starts (or reuses) a local one.
     :param sign_store: Where the actors keep their shards' sign features under the first draw
-        (:class:`~.algorithms.LibrarySignStore`), read by actors started again (on resuming).
+        (:class:`~.sign_store.LibrarySignStore`), read by actors started again (on resuming).
     :raise StoreError: If a shard is missing or does not match its hash (each actor checks its
         own shards, where it reads them: on a cluster, its node's view of the store).
     """

@@ -233,7 +233,7 @@ class ReplicatedGPBase(
         return None if self._centre is None else self._centre + float(self._mean.numpy())
 
     def optimize(self, dataset: Dataset) -> Optional[Any]:
-        """Fit the trainable hyperparameters: MAP (the objective of :meth:`_objective` plus the
+        """Fit the trainable hyperparameters: MAP (the objective of ``_objective`` plus the
         log priors of parameters that have one), multi-start, checked for progress and
         degeneracy (:func:`~trieste_scalable.models.fitting.fit_hyperparameters`), when the
         model's :class:`~trieste_scalable.models.fitting.FitSchedule` says a refit is due.

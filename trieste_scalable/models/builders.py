@@ -77,19 +77,19 @@ def _builder(model_type: type[ModelType], summary: str) -> Callable[..., ModelTy
         models' ``variance_optimism`` defaults to :data:`RECOMMENDED_VARIANCE_OPTIMISM`, the
         command line's remedy for fits that take the signal for noise (``docs/fitting.md``).
     :param kernel: A kernel to use instead of Trieste's Matern-5/2 (no priors are added).
-    :param options: Further arguments of :class:`{model_type.__name__}`.
+    :param options: Further arguments of :class:`~.{model_type.__name__}`.
     """
     return build
 
 
 build_nystrom_gpr = _builder(
-    NystromGPR, "A :class:`NystromGPR` with Trieste's initial kernel and noise (BBKB, BKB, GPBUCB)."
+    NystromGPR, "A ``NystromGPR`` with Trieste's initial kernel and noise (BBKB, GP-BUCB)."
 )
 build_replicated_gpr = _builder(
-    ReplicatedGPR, "A :class:`ReplicatedGPR` with Trieste's initial kernel and noise (MINI-META)."
+    ReplicatedGPR, "A ``ReplicatedGPR`` with Trieste's initial kernel and noise (MINI-META)."
 )
 build_adaptive_svgp = _builder(
     AdaptiveSVGP,
-    "An :class:`AdaptiveSVGP` (updated and fitted once, as its constructor does) with Trieste's "
+    "An ``AdaptiveSVGP`` (updated and fitted once, as its constructor does) with Trieste's "
     "initial kernel and noise (batch TS).",
 )

@@ -42,7 +42,7 @@ class FantasyPredictions(FastUpdateModel, ReplicatedGPBase[PosteriorT]):
     def conditional_predict_y(
         self, query_points: tf.Tensor, additional_data: Dataset
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """As :meth:`conditional_predict_f`, with the noise variance added."""
+        """As ``conditional_predict_f``, with the noise variance added."""
         mean, var = self.conditional_predict_f(query_points, additional_data)
         return mean, var + self.get_observation_noise()
 

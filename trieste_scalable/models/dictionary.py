@@ -55,7 +55,7 @@ class DictionaryPolicy(ABC):
         batch_start_variances: np.ndarray,
         ops: CompiledDTC,
     ) -> np.ndarray:
-        """What the model calls: :meth:`select`, for policies that need only the counts and
+        """What the model calls: ``select``, for policies that need only the counts and
         variances; a policy that reads the inputs themselves (their kernel) overrides it.
 
         :param inputs: The unique evaluated inputs [n, D] (a tensor is used as it is).
@@ -65,7 +65,7 @@ class DictionaryPolicy(ABC):
 
     def is_exact(self, num_selected: int, num_inputs: int) -> bool:
         """Whether a dictionary of ``num_selected`` of ``num_inputs`` inputs makes the posterior
-        exact, so in-batch points join it (:attr:`exact` for the policies that decide it once)."""
+        exact, so in-batch points join it (``exact`` for the policies that decide it once)."""
         return self.exact
 
 

@@ -35,7 +35,7 @@ from ..numerics.linalg import CholeskyError
 
 @dataclass(frozen=True)
 class FitSchedule:
-    """When :meth:`optimize` refits the hyperparameters: at every call while the data hold fewer
+    """When ``optimize`` refits the hyperparameters: at every call while the data hold fewer
     than ``refit_below`` evaluations (early fits move most, and are cheap), then once the number
     of unique inputs has grown by the factor ``growth`` since the last fit (a geometric
     schedule: O(log n) fits in a run, each warm-started). The default refits at 100, 125, 157,

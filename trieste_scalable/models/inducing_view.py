@@ -50,7 +50,7 @@ class InducingView(
     """Mixin for a model that can state its posterior as inducing variables.
 
     :cvar num_rff_features: Random Fourier features of Trieste's decoupled sampler.
-    :cvar whiten: Whether :meth:`_inducing_variables` is whitened.
+    :cvar whiten: Whether ``_inducing_variables`` is whitened.
     """
 
     num_rff_features = 1000

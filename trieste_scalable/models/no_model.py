@@ -14,9 +14,11 @@ class NoModel(TrainableProbabilisticModel):
     costs random search no GP updates."""
 
     def predict(self, query_points: TensorType) -> tuple[TensorType, TensorType]:
+        """:raise NotImplementedError: Always: random search has no model."""
         raise NotImplementedError("random search has no model to predict with")
 
     def sample(self, query_points: TensorType, num_samples: int) -> TensorType:
+        """:raise NotImplementedError: Always: random search has no model."""
         raise NotImplementedError("random search has no model to sample from")
 
     def update(self, dataset: Dataset) -> None:

@@ -46,7 +46,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
     trainable kernel parameters and the noise variance, unless ``fit_hyperparameters=False`` (the
     papers' setting).
 
-    The prior mean is a constant (see :class:`ReplicatedGPBase`); the papers assume zero mean,
+    The prior mean is a constant (see :class:`~.ReplicatedGPBase`); the papers assume zero mean,
     ``prior_mean=0.0``.
     """
 
@@ -70,7 +70,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         :param dataset: Optional initial data (equivalent to calling :meth:`update`).
         :param dictionary: Dictionary policy; default ``RidgeLeverageSampler(2.0)``.
         :param jitter: First relative jitter tried on the dictionary's kernel matrix.
-        :param options: The fitting and prediction options of :class:`ReplicatedGPBase`
+        :param options: The fitting and prediction options of :class:`~.ReplicatedGPBase`
             (``fit_hyperparameters``, ``fit_schedule``, ``exact_fit_limit``, ``chunk_size``, ...).
         """
         super().__init__(kernel, noise_variance, **options)

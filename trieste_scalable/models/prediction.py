@@ -32,7 +32,7 @@ class LatentPredictions(
     ABC,
 ):
     """Trieste's prediction protocols over a latent posterior whose mean is relative to a centre
-    (:meth:`_centre_tensor`), evaluated ``_chunk_size`` query rows per compiled call."""
+    (``_centre_tensor``), evaluated ``_chunk_size`` query rows per compiled call."""
 
     _dtype: tf.DType
     _chunk_size: int

@@ -40,7 +40,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
 
     :param kernel: Any GPflow kernel.
     :param noise_variance: :math:`\lambda > 0`.
-    :param dataset: Optional initial data (equivalent to calling :meth:`update`).
+    :param dataset: Optional initial data (equivalent to calling ``update``).
     """
 
     _log_name = "replicated"
@@ -59,7 +59,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
     ):
         """
         :param jitter: First relative jitter tried when factorising from scratch.
-        :param options: The fitting and prediction options of :class:`ReplicatedGPBase`
+        :param options: The fitting and prediction options of :class:`~.ReplicatedGPBase`
             (``fit_hyperparameters``, ``fit_schedule``, ``chunk_size``, ...).
         """
         super().__init__(kernel, noise_variance, **options)
@@ -79,7 +79,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
         )
 
     def log_marginal_likelihood(self) -> tf.Tensor:
-        """Exact log likelihood of every evaluation (what :meth:`optimize` maximises)."""
+        """Exact log likelihood of every evaluation (what ``optimize`` maximises)."""
         return self._objective()()
 
     def _inducing_variables(self) -> InducingVariables:

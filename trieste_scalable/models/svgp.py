@@ -59,7 +59,7 @@ class AdaptiveSVGP(InducingView, GaussianConditioning[svgp.WhitenedPosterior]):
     :param selector: ``"kmeans"``, ``"greedy"``, ``"random"`` or an
         :class:`~trieste_scalable.models.inducing.InducingPointSelector`.
     :param jitter: First relative jitter tried on :math:`K_{ZZ}` (escalated on failure).
-    :param num_rff_features: Features of :meth:`trajectory_sampler` (Trieste's sampler).
+    :param num_rff_features: Features of ``trajectory_sampler`` (Trieste's sampler).
     :param seed: Seed of the selector, when ``selector`` is a name.
     :param options: The fitting and prediction options of
         :class:`~trieste_scalable.models.base.ReplicatedGPBase` (``fit_hyperparameters``,

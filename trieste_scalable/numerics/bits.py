@@ -110,7 +110,7 @@ class PackedRows:
     def dense(self) -> tf.Tensor:
         """Every row, unpacked [N, width].
 
-        :raise MemoryError: If that takes more than :data:`DENSE_LIMIT_BYTES`.
+        :raise MemoryError: If that takes more than ``DENSE_LIMIT_BYTES``.
         """
         size = len(self) * self.width * self.dtype.size
         if size > DENSE_LIMIT_BYTES:

@@ -1,6 +1,6 @@
 """Built-in benchmark problems on finite candidate sets.
 
-The names below but :data:`PROBLEMS` load :mod:`.synthetic` (TensorFlow, Trieste) on first use,
+The names below but ``PROBLEMS`` load :mod:`.synthetic` (TensorFlow, Trieste) on first use,
 so that ``trieste_scalable.problems.molecules`` stays light (the oracles of a distributed campaign
 import it on every Ray worker) and the command line parses its arguments without TensorFlow.
 """

@@ -33,7 +33,7 @@ class ProcessChunkMap:
     """Fingerprints chunks on ``processes`` worker processes on this machine (default: one per
     usable core), started with ``spawn`` (the caller may hold TensorFlow's threads, which
     ``fork`` does not copy safely) at the first call. A context manager: leaving it stops them.
-    If the caller is killed, its workers end within a second (:func:`_exit_with_parent`): idle
+    If the caller is killed, its workers end within a second (``_exit_with_parent``): idle
     ones would otherwise wait on their task queue for ever, since each holds both its ends."""
 
     def __init__(self, processes: Optional[int] = None):

@@ -75,7 +75,7 @@ def score_library(
     processes: Optional[int] = None,
     progress: bool = False,
 ) -> np.ndarray:
-    """A built-in property (:data:`~.molecules.OBJECTIVES`) of every SMILES [N] (all must
+    """A built-in property (``OBJECTIVES``) of every SMILES [N] (all must
     parse)."""
     parts = map_chunks(_score_chunk, smiles, (objective,), processes, progress)
     return np.concatenate([values for (values,) in parts])
@@ -88,7 +88,7 @@ def map_chunks(
     processes: Optional[int] = None,
     progress: bool = False,
 ) -> list[tuple[np.ndarray, ...]]:
-    """``task(chunk, settings)`` for each chunk of :data:`CHUNK_SIZE` SMILES, in order, read
+    """``task(chunk, settings)`` for each chunk of ``CHUNK_SIZE`` SMILES, in order, read
     from the chunk cache, or computed (and cached) on ``processes`` worker processes (default:
     every core; in-process for a single chunk). Worker processes start only for chunks not in
     the cache (starting them costs seconds: each imports the package)."""

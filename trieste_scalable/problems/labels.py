@@ -47,7 +47,7 @@ class Labels(Sequence[str]):
         return labels
 
     def _extend(self, strings: Sequence[str], first: int) -> None:
-        """Append ``strings``, the labels from number ``first`` on, :data:`_PART` at a time."""
+        """Append ``strings``, the labels from number ``first`` on, ``_PART`` at a time."""
         for start in range(0, len(strings), _PART):
             encoded = [string.encode() for string in strings[start : start + _PART]]
             ends = np.cumsum(np.fromiter(map(len, encoded), np.int64, len(encoded)))
@@ -80,7 +80,7 @@ class Labels(Sequence[str]):
         return (self._get(i) for i in range(len(self)))
 
     def joined(self) -> Iterator[bytes]:
-        """The labels' UTF-8 bytes joined by newlines, in parts of :data:`_PART` labels: what
+        """The labels' UTF-8 bytes joined by newlines, in parts of ``_PART`` labels: what
         hashing every label reads, without a Python string per label (10^8 labels: seconds,
         not minutes)."""
         buffer = np.frombuffer(self._buffer, np.uint8)  # a bytearray or a mapped array

@@ -10,7 +10,7 @@
   vectors, or their count vectors in unary encoding (one bit per "count >= j", j <=
   ``COUNT_CAP``) so that the Tanimoto kernel on them is MinMax on the counts.
 - Objectives (higher is better here; the screening problem negates them because Trieste
-  minimises): ``celecoxib-mpo``, ``qed``, ``logp``; see :data:`OBJECTIVES`.
+  minimises): ``celecoxib-mpo``, ``qed``, ``logp``; see ``OBJECTIVES``.
 
 Per-molecule RDKit calls are Python loops over molecules; they run once per library and their
 results are cached on disk (:func:`cached`), never inside the optimisation loop.
@@ -96,7 +96,7 @@ def read_smiles(path: Path) -> Iterator[str]:
     """SMILES of a .smi file (first field of each line) or a CSV's ``smiles`` column (any case),
     optionally gzipped.
 
-    :raise ValueError: Naming the file if it cannot be read (:func:`~...files.text_file`) or a
+    :raise ValueError: Naming the file if it cannot be read (``text_file``) or a
         CSV has no ``smiles`` column.
     """
     with text_file(path, "library") as handle:

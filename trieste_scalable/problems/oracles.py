@@ -33,7 +33,7 @@ from .score_table import TableSpec, is_score_table
 
 @dataclass(frozen=True)
 class PropertyOracle:
-    """A built-in RDKit property of one molecule (:data:`~.problems.molecules.OBJECTIVES`)."""
+    """A built-in RDKit property of one molecule (``OBJECTIVES``)."""
 
     name: str
 

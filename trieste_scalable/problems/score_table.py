@@ -177,7 +177,7 @@ def canonical_smiles(smiles: Sequence[str], progress: bool = False) -> list[str]
 
 
 def canonical_chunk(smiles: Sequence[str], settings: tuple) -> tuple[np.ndarray]:
-    """Canonical SMILES of a chunk (a :data:`~.featurise.ChunkTask`; "" where unparseable)."""
+    """Canonical SMILES of a chunk (a ``ChunkTask``; "" where unparseable)."""
     from rdkit import Chem, RDLogger
 
     RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]  # stubs miss it

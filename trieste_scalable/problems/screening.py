@@ -54,7 +54,7 @@ class ScreeningProblem(DiscreteProblem):
     :ivar source: Where the scores come from, named in a failed evaluation's reason (e.g. the
         score table's path) for a candidate whose value is NaN.
     :ivar num_molecules: Parsed molecules in the library (before fingerprint deduplication).
-    :ivar index_keys: The candidates' row index keys (:func:`~..numerics.rows.index_keys`
+    :ivar index_keys: The candidates' row index keys (``index_keys``
         [2, A]) if known (a library store's, memory-mapped), so the index reads no candidate's
         bits to be built.
     """

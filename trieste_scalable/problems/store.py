@@ -95,7 +95,7 @@ class LibraryStore:
 
     def shards(self, copy_on_write: bool = False) -> Iterator[Shard]:
         """The shards, in order, memory-mapped read-only (or copy-on-write: writable arrays,
-        which :func:`~..numerics.bits.shared_tensor` shares with TensorFlow without a copy;
+        which ``shared_tensor`` shares with TensorFlow without a copy;
         nothing is written back)."""
         for shard in self.manifest["shards"]:
             name = shard["name"]
@@ -125,7 +125,7 @@ class LibraryStore:
         store, a shard at a time, and checked against its hash when read). Its pages are read
         as rows are used and can be dropped under memory pressure, so a process holding the
         library holds little of it; TensorFlow shares the array
-        (:func:`~..numerics.bits.shared_tensor`) and nothing is written back. The file takes
+        (``shared_tensor``) and nothing is written back. The file takes
         as much disk as the shards' fingerprints."""
         shape = (self.num_rows, -(-int(self.fingerprint["width"]) // 8))
         return cached(
@@ -138,10 +138,10 @@ class LibraryStore:
         )
 
     def index_keys(self) -> np.ndarray:
-        """The keys of an index of every row (:func:`~..numerics.rows.index_keys` [2, N]:
+        """The keys of an index of every row (``index_keys`` [2, N]:
         the rows' 64-bit hashes sorted, and their order), memory-mapped from the cache; the
         hashes are computed a shard at a time from the shards' own memory maps, so that the
-        index (:class:`~..numerics.rows.RowIndex`) reads none of :meth:`packed`'s pages."""
+        index (``RowIndex``) reads none of :meth:`packed`'s pages."""
         return cached(
             "store-index-keys",
             f"store|{self.content_hash}",

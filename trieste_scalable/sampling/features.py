@@ -2,7 +2,7 @@ r"""Random feature maps :math:`\phi` with :math:`\mathbb{E}[\phi(x)^T\phi(x')] =
 prior half of a decoupled (pathwise) posterior sample (S-GP-TS eq. 4, Wilson et al. 2020).
 
 A map holds no randomness: :meth:`FeatureMap.draw` turns a stateless seed into a tuple of unit
-draws (frequencies, phases, hash priorities), and :meth:`FeatureMap.__call__` combines them with
+draws (frequencies, phases, hash priorities), and ``FeatureMap.__call__`` combines them with
 the kernel's *current* hyperparameters. Draws are plain tensors passed to compiled functions, so
 redrawing features every step or changing hyperparameters never retraces.
 

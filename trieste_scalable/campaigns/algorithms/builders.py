@@ -123,20 +123,20 @@ def build(algorithm: str, data: Dataset, **options: Any) -> tuple[Any, Acquisiti
         else 500.
     :param budget: Evaluations left; bounds the MINI rules' epochs.
     :param redraw_features_every: ``ts``'s cached sign features are redrawn every this many
-        batches (see :class:`~.acquisition.BatchThompsonSampling`).
+        batches (see ``BatchThompsonSampling``).
     :param ratio_threshold: The stopping threshold of the batch rules and the MINI rules'
         epochs (default the rules' 2; ignored by ``bkb``, ``ts`` and ``random``).
     :param regulariser: The papers' :math:`\\lambda` of ``bbkb``, ``bbkb-local``, ``bkb`` and
         ``gp-bucb`` (default the rules' ``"kernel_variance"``; ignored by the others).
     :param keep_sign_features: ``ts`` when screening: keep the library's sign features in the
-        cache directory (:class:`LibrarySignStore`).
+        cache directory (:class:`~.LibrarySignStore`).
     :param remote_scoring: Scores a library store's rows elsewhere (its shards on Ray actors,
         :class:`~trieste_scalable.cluster.scoring_actors.ScoringActors`): ``ts``'s samples, or
         the batch-start marginals of ``gp-bucb``, ``bbkb``, ``bbkb-local`` and ``bkb``; the
         picks are those of scoring in this process.
     :param exploration_rate: With ``fit_hyperparameters``, the UCB-family rules (all but ``ts``
         and ``random``) get a decaying share of random points so the fits stay honest
-        (:class:`~.acquisition.ExplorationShare` with this rate; default 3, 0 for none; never
+        (``ExplorationShare`` with this rate; default 3, 0 for none; never
         when screening, which evaluates each molecule once).
     :param variance_optimism: With ``fit_hyperparameters``, the UCB-family rules' models raise
         the fitted signal variance this many times the fit's noise share Laplace standard

@@ -53,7 +53,7 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
 
 def screening_regulariser(name: str, scale: float) -> float:
     """The noise variance a noise-free screen's model assumes for the algorithm ``name``: its
-    registry entry's :attr:`~.registry.Algorithm.screening_noise_share` of the kernel variance
+    registry entry's ``screening_noise_share`` of the kernel variance
     ``scale`` (1 % for Thompson sampling and random search, the kernel variance itself for the
     UCB and MINI rules, whose picks on docking tables were measured with it:
     ``benchmarks/molpal_enamine.py``). The UCB rules' batch sizes no longer hang on it: their

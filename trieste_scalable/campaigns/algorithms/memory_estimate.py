@@ -49,7 +49,7 @@ CROSS_BLOCKS = 6
 """[n, m] blocks the model holds at once while it is updated (module docstring)."""
 CHUNK = 2048
 """Candidates a compiled call scores: the models' ``chunk_size``
-(:data:`trieste_scalable.models.base.CHUNK_SIZE`, not imported: the estimate loads no
+(``trieste_scalable.models.base.CHUNK_SIZE``, not imported: the estimate loads no
 TensorFlow; ``tests`` check the two agree)."""
 SMALLEST_DICTIONARY = 100
 """The smallest dictionary :func:`check_memory` offers."""
@@ -87,7 +87,7 @@ def estimate(
 
 def model_points(spec: LibrarySpec) -> int:
     """m for the campaign's rule (module docstring), by its registry entry's
-    :attr:`~.registry.Algorithm.model_size`: all evaluations for an exact GP, none for random
+    ``model_size``: all evaluations for an exact GP, none for random
     search."""
     evaluations = spec.initial + spec.budget
     entry = algorithm(spec.rule)

@@ -1,7 +1,7 @@
 """The campaigns' algorithms as data: one frozen :class:`Algorithm` entry per name the command
 line offers (``--algorithm``), holding its family, its defaults and what it can do. Every check
 of a setting against a rule, every default that depends on the rule, every help text that lists
-rules and the memory estimate read an entry here; :func:`~.algorithms.build` turns an entry's
+rules and the memory estimate read an entry here; :func:`~.builders.build` turns an entry's
 family into a model and a rule (one builder per family). No TensorFlow: the command line parses
 its arguments with this alone.
 

@@ -28,7 +28,7 @@ LOCK_NAME = ".lock"
 
 
 class CampaignLock:
-    """Holds ``<directory>/.lock`` exclusively until :meth:`release` (or process exit).
+    """Holds ``<directory>/.lock`` exclusively until ``release`` (or process exit).
 
     :param directory: The campaign directory (must exist).
     """

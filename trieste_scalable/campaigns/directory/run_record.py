@@ -1,7 +1,7 @@
 """``run.json``: a campaign's specification and its library's content hash, written when the
 campaign starts (:func:`record`) and reloaded by ``--resume`` (:func:`read_record`), which may
-change only the settings of :data:`RESUMABLE`. Records written by earlier versions still load:
-a setting they predate takes the value those campaigns ran with (:data:`LEGACY_SETTINGS`)."""
+change only the settings of ``RESUMABLE``. Records written by earlier versions still load:
+a setting they predate takes the value those campaigns ran with (``LEGACY_SETTINGS``)."""
 
 from __future__ import annotations
 
@@ -22,11 +22,15 @@ SPECIFICATIONS: dict[str, type[CampaignSpec]] = {
     "propose": ProposeSpec,
 }
 """The specification of each campaign command."""
-RESUMABLE = {"budget", "quiet", "resume", "logdir", "batch_size", "max_batch_size"}
-RESUMABLE |= {"workers", "ray_address", "timeout"}  # where and how long evaluations run
+RESUMABLE = {"budget", "quiet", "resume", "logdir", "batch_size", "max_batch_size"} | {
+    "workers",  # where and how long evaluations run
+    "ray_address",
+    "timeout",
+}
 """Settings that may change when resuming (everything else must match the original run)."""
-LEGACY_SETTINGS = {"batch_policy": "adaptive", "fingerprint": "bits", "radius": 2}
-LEGACY_SETTINGS |= {"fingerprint_width": 1024}
+LEGACY_SETTINGS = {"batch_policy": "adaptive", "fingerprint": "bits", "radius": 2} | {
+    "fingerprint_width": 1024
+}
 """Settings of campaigns logged before the setting existed: what they ran with (adaptive
 batches; Morgan bits of radius 2, 1,024 wide)."""
 

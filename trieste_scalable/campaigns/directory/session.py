@@ -5,7 +5,7 @@ The directory holds ``run.json`` (the settings and the library's content hash),
 ``evaluations.csv`` and ``in_flight.json`` (:mod:`~trieste_scalable.campaigns.directory.records`),
 ``rule_state.json`` (the rule's ``State`` when points were last submitted,
 :mod:`trieste_scalable.acquisition.rule_state`), TensorBoard event files, ``summary.png`` and
-``.lock`` (:mod:`~.logdir`). The run itself is :class:`~.runner.CampaignRun`.
+``.lock`` (:mod:`~.directory.lock`). The run itself is :class:`~.runner.CampaignRun`.
 
 ``--resume`` (after a crash of the driver, SIGKILL included) takes the lock, checks the settings
 and the library are the same, reloads the log, submits again the jobs of ``in_flight.json`` the
@@ -62,7 +62,7 @@ def run_session(
     workers: Optional[Workers] = None,
 ) -> CampaignResult:
     """Start or resume the campaign of ``spec`` (resolved:
-    :func:`~.campaign_defaults.resolved`); with an ``oracle`` and ``workers`` its evaluations
+    :func:`~.spec.defaults.resolved`); with an ``oracle`` and ``workers`` its evaluations
     run on the evaluator ``workers`` makes of the oracle, else in this process.
 
     :raise UsageError: On a directory holding another campaign, nothing to resume, or changed

@@ -1,5 +1,5 @@
 """Where a campaign's evaluations run: the :class:`Evaluator` protocol the campaign engine
-(:func:`~.asynchronous.run_asynchronous`) drives, what one evaluation returns,
+(:func:`~.engine.loop.run_asynchronous`) drives, what one evaluation returns,
 and :class:`InProcessEvaluator`, which runs them in this process (Ray workers:
 :class:`~trieste_scalable.cluster.evaluators.RayEvaluator`).
 

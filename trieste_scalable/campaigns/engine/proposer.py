@@ -15,7 +15,7 @@ Results are told lazily, all at once just before the next acquisition: the model
 by acquisitions, so the rule sees exactly what it would have seen had each result been told on
 arrival, and an update per acquisition (not per result) costs a fraction of the driver's time
 (measured on screening with 32 workers: 400 tells of ~60 ms each took 60 % of the driver's time).
-The thread asks while fewer proposals are in hand than :meth:`want` asked for; after an
+The thread asks while fewer proposals are in hand than ``want`` asked for; after an
 acquisition that proposed nothing (a rule that waits for results) it asks again only once a new
 result has been told.
 """

@@ -1,6 +1,6 @@
 """One run of a campaign over a problem's candidates, for every campaign: the initial design
 evaluated, the model built from what came back, then the engine
-(:func:`~.engine.run_asynchronous`) in whole-batch or asynchronous mode; each submission
+(:func:`~.engine.loop.run_asynchronous`) in whole-batch or asynchronous mode; each submission
 numbered (a job) and, in a campaign directory, made durable in this order
 (:mod:`~trieste_scalable.campaigns.directory.records`):
 

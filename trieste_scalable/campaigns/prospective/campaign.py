@@ -14,15 +14,15 @@ Python the same directory is a :class:`ProspectiveCampaign`::
 
 The directory is a ``screen`` campaign's (``evaluations.csv`` through the same crash-safe log,
 ``in_flight.json`` holding the molecules proposed and not told) plus the
-files of :mod:`.prospective_files`. The model is rebuilt as ``screen`` built it
-(:mod:`.prospective_model`): told the lab's scores, a seed picks what ``screen`` picks with
+files of :mod:`~.prospective.files`. The model is rebuilt as ``screen`` built it
+(:mod:`~.prospective.model`): told the lab's scores, a seed picks what ``screen`` picks with
 those scores as its oracle.
 
 - ``propose`` asked again before any molecule of its latest batch is told returns that batch
   (idempotent); after a partial tell it proposes a new batch and the molecules not told stay
   pending (the rule never proposes them again; a later tell may still give their scores).
 - ``tell`` checks the whole file before logging anything (:meth:`ProspectiveCampaign.tell`),
-  then logs it all or nothing (:class:`~.prospective_files.TellJournal`).
+  then logs it all or nothing (:class:`~.prospective.files.TellJournal`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
 - ``asks.json``: for each batch the rule proposed, how many rows the log and the extra
   molecules held when it was asked (:class:`Asks`). A ``propose`` rebuilds the model as
   ``screen`` built it: on what was told before the first acquisition, then told each later
-  group of results in the order they came (:mod:`.prospective_model`), so the same scores
+  group of results in the order they came (:mod:`~.prospective.model`), so the same scores
   give the same picks;
 - ``extra_molecules.csv``: molecules the campaign did not propose, told with ``--extra``
   (:class:`ExtraMolecules`);
@@ -131,7 +131,7 @@ class _SmallTable:
 
 
 class ExtraMolecules(_SmallTable):
-    """``extra_molecules.csv`` (:data:`EXTRA_COLUMNS`): each tell's extra molecules, a
+    """``extra_molecules.csv`` (``EXTRA_COLUMNS``): each tell's extra molecules, a
     handful, where the log's rows are many."""
 
     def __init__(self, logdir: Path):
@@ -169,7 +169,7 @@ class Correction:
 
 
 class Corrections(_SmallTable):
-    """``corrections.csv`` (:data:`CORRECTION_COLUMNS`): the scores of ``tell --correct``, in
+    """``corrections.csv`` (``CORRECTION_COLUMNS``): the scores of ``tell --correct``, in
     the order given."""
 
     def __init__(self, logdir: Path):

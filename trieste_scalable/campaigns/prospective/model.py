@@ -1,5 +1,5 @@
 """A prospective campaign's next batch from its model, rebuilt as ``screen`` built it so that the
-same scores give the same picks (:mod:`.prospective_files`): the model is built on what was told
+same scores give the same picks (:mod:`~.prospective.files`): the model is built on what was told
 before the first acquisition, each later group of results is told in the order ``screen`` tells
 them (by job), the rule's state saved at the last acquisition is restored, and the rule asked.
 

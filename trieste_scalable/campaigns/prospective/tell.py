@@ -1,6 +1,6 @@
 """A prospective campaign's tell, checked whole (:func:`checked_tell`) and then applied
-(:func:`apply_tell`) through ``telling.json`` (:class:`~.prospective_files.TellJournal`), for
-:meth:`~.prospective.ProspectiveCampaign.tell`.
+(:func:`apply_tell`) through ``telling.json`` (:class:`~.prospective.files.TellJournal`), for
+:meth:`~.prospective.campaign.ProspectiveCampaign.tell`.
 
 A tell is a JSON object: ``told`` (Unix time), ``rows`` (``[job, batch, candidate, observed or
 null, error]`` of the molecules proposed), ``extras`` (``[job, batch, smiles, score,
@@ -96,7 +96,7 @@ def checked_tell(
     """The tell of ``rows`` (module docstring), every row checked first.
 
     :raise UsageError: Naming the first bad row (see
-        :meth:`~.prospective.ProspectiveCampaign.tell`).
+        :meth:`~.prospective.campaign.ProspectiveCampaign.tell`).
     """
     problem = campaign.problem
     logged, (jobs, next_job) = campaign.logged(), campaign.journal.read()

@@ -90,7 +90,7 @@ def _molecule_pictures(
 def top_k_share_curve(values: np.ndarray, evaluated: np.ndarray, k: int = TOP_K) -> np.ndarray:
     """The share of the library's true top ``k`` (lowest ``values``, NaN unscored; ties broken
     by index) found after each of the ``evaluated`` candidates [N], in order (MolPAL's
-    "SMILES" measure, :func:`~..problems.top_k.top_k_found`, along the campaign)."""
+    "SMILES" measure, ``top_k_found``, along the campaign)."""
     scored = np.flatnonzero(np.isfinite(values))
     k = min(k, scored.size)
     if k == 0:

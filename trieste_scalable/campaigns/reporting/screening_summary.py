@@ -31,7 +31,7 @@ def plot_screening(
     :param scores: The evaluations' scores in the user's units, in the order told [N].
     :param batches: Their batches [N] (0 the initial design).
     :param library: The library's scores [A], where known.
-    :param top_found: Of the library's top :data:`~..problems.top_k.TOP_K`, the share found
+    :param top_found: Of the library's top ``TOP_K``, the share found
         after each evaluation [N], where known.
     :param proposed: The batch of every evaluation, failed ones included (default
         ``batches``): the batch sizes.

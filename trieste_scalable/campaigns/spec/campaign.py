@@ -1,15 +1,15 @@
 """The typed specification of a campaign: every setting of ``trieste-scalable screen``
-(:class:`ScreenSpec`) and ``optimize`` (:class:`OptimizeSpec`) with its type, default and help
+(:class:`~.ScreenSpec`) and ``optimize`` (:class:`OptimizeSpec`) with its type, default and help
 in one place. The command line's parser is generated from these fields, :func:`~.screen.screen`
-builds a :class:`ScreenSpec` from its keyword arguments, and ``run.json`` stores and reloads one
-(:mod:`.run_record`). ``screen``'s is in :mod:`.screen_specification`.
+builds a :class:`~.ScreenSpec` from its keyword arguments, and ``run.json`` stores and reloads one
+(:mod:`.run_record`). ``screen``'s is in :mod:`~.spec.library`.
 
 A specification is frozen and checked once, where it is built: types first
-(:func:`~.setting_fields.checked_value`, a ``TypeError`` naming the setting), then ranges and
+(:func:`~.spec.fields.checked_value`, a ``TypeError`` naming the setting), then ranges and
 combinations (a :class:`~trieste_scalable.errors.UsageError` worded as the command line's).
 Settings whose default depends on the campaign (the rule, the batch policy and size, the
 fingerprint of a library store or a resumed campaign) are ``None`` until
-:func:`~.campaign_defaults.resolved` returns a new specification with them filled in::
+:func:`~.spec.defaults.resolved` returns a new specification with them filled in::
 
     from trieste_scalable.campaigns.spec.campaign import ScreenSpec
     from trieste_scalable.campaigns.spec.defaults import resolved
@@ -40,7 +40,7 @@ class CampaignSpec:
     """The settings every campaign has: the rule and its batches, the budget, the directory.
 
     :cvar command: The command that runs it (``run.json``'s ``command``).
-    :cvar default_algorithm: Its rule where none is given (:func:`~.campaign_defaults.resolved`);
+    :cvar default_algorithm: Its rule where none is given (:func:`~.spec.defaults.resolved`);
         likewise ``default_batch_size`` and ``default_batch_policy``. A setting's help may name
         them as ``{default_algorithm}``, filled in for each command (:meth:`help_of`).
     """
@@ -183,7 +183,7 @@ class CampaignSpec:
 
     @property
     def rule(self) -> str:
-        """The rule's name: ``algorithm`` once resolved (:func:`~.campaign_defaults.resolved`).
+        """The rule's name: ``algorithm`` once resolved (:func:`~.spec.defaults.resolved`).
 
         :raise ValueError: If the specification was not resolved.
         """
@@ -197,7 +197,7 @@ class CampaignSpec:
 
     @property
     def batch(self) -> int:
-        """The batch size once resolved (:func:`~.campaign_defaults.resolved`).
+        """The batch size once resolved (:func:`~.spec.defaults.resolved`).
 
         :raise ValueError: If the specification was not resolved.
         """

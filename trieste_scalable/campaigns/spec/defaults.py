@@ -25,7 +25,7 @@ def resolved(spec: Spec) -> Spec:
     - ``batch_policy``: a resumed campaign's own (``adaptive`` for one logged before it existed),
       else the command's; ``adaptive`` for a rule whose epochs are its batches (the MINI rules)
       and, in asynchronous campaigns, for a rule whose registry entry says so
-      (:attr:`~.registry.Algorithm.adaptive_when_asynchronous`);
+      (``adaptive_when_asynchronous``);
     - ``batch_size``: the command's; with ``--workers N --asynchronous`` the entry's
       :meth:`~.registry.Algorithm.per_worker` times N;
     - ``screen``'s ``fingerprint``, ``radius``, ``fingerprint_width``: a resumed campaign's own,

@@ -1,8 +1,8 @@
 """The specifications of the campaigns over a molecular library: the settings they share
 (:class:`LibrarySpec`: the library, its fingerprint, the direction of its scores),
-``trieste-scalable screen``'s (:class:`ScreenSpec`: an objective and where evaluations run) and
+``trieste-scalable screen``'s (:class:`~.ScreenSpec`: an objective and where evaluations run) and
 ``propose``'s (:class:`ProposeSpec`: a prospective campaign, its scores told from a file), on
-:class:`~.specification.CampaignSpec`'s settings."""
+:class:`~.spec.campaign.CampaignSpec`'s settings."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ class LibrarySpec(CampaignSpec):
     @property
     def fingerprint_settings(self) -> tuple[str, int, int]:
         """The fingerprint's kind, radius and width once resolved
-        (:func:`~.campaign_defaults.resolved`).
+        (:func:`~.spec.defaults.resolved`).
 
         :raise ValueError: If the specification was not resolved.
         """
