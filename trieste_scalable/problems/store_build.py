@@ -2,8 +2,8 @@
 
 Shard ``k`` holds what is new in input molecules ``k * shard_size ...`` of the sources read in
 order; its chunks are fingerprinted by a :data:`ChunkMap` (in this process, on worker processes
-or on a Ray cluster: :mod:`~trieste_scalable.problems.chunk_maps`), the next shards' chunks running while one is written
-(:func:`shards_in_flight`). Duplicates are removed across shards by 64-bit row hashes, each
+or on a Ray cluster: :mod:`~trieste_scalable.problems.chunk_maps`), the next shards' chunks
+running while one is written (:func:`shards_in_flight`). Duplicates are removed across shards by 64-bit row hashes, each
 match checked against the stored row's bytes.
 """
 
@@ -45,8 +45,8 @@ ChunkMap = Callable[
 """Starts fingerprinting chunks of SMILES with settings ``(kind, radius, size)``; the callable it
 returns waits for each chunk's unparseable positions [K] and packed fingerprints [n - K, W], in
 order (so the next shards' chunks run while this one is written). One that has a ``cpus``
-attribute runs that many chunks at once (:mod:`~trieste_scalable.problems.chunk_maps`); one without computes them as it
-is called (two shards in flight, as with no CPUs)."""
+attribute runs that many chunks at once (:mod:`~trieste_scalable.problems.chunk_maps`); one
+without computes them as it is called (two shards in flight, as with no CPUs)."""
 
 
 def shards_in_flight(cpus: int, chunks_per_shard: int) -> int:
@@ -74,7 +74,8 @@ def build_store(
     :param shard_size: Input molecules per shard.
     :param chunk_map: Fingerprints chunks of SMILES: maps ``(chunks, settings)`` to each chunk's
         unparseable positions and packed fingerprints, in order (default: in this process; the
-        command line passes worker processes or Ray tasks, :mod:`~trieste_scalable.problems.chunk_maps`).
+        command line passes worker processes or Ray tasks,
+        :mod:`~trieste_scalable.problems.chunk_maps`).
     :param progress: Called with a line after each shard.
     :raise StoreError: If ``out`` holds a store of other sources or settings, or a listed shard
         no longer matches its hash.
