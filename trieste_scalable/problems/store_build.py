@@ -3,8 +3,8 @@
 Shard ``k`` holds what is new in input molecules ``k * shard_size ...`` of the sources read in
 order; its chunks are fingerprinted by a :data:`ChunkMap` (in this process, on worker processes
 or on a Ray cluster: :mod:`~trieste_scalable.problems.chunk_maps`), the next shards' chunks
-running while one is written (:func:`shards_in_flight`). Duplicates are removed across shards by 64-bit row hashes, each
-match checked against the stored row's bytes.
+running while one is written (:func:`shards_in_flight`). Duplicates are removed across shards
+by 64-bit row hashes, each match checked against the stored row's bytes.
 """
 
 from __future__ import annotations
