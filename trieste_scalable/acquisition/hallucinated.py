@@ -267,89 +267,133 @@ class HallucinatedBatchRule(
         :param refine_in: The ``Box`` each pick is refined in (``None``: not refined).
         """
         start = time.perf_counter()
-        posterior = model.batch_posterior()
-        self._check_posterior(posterior)
-        # the stopping rule's posterior: the papers' estimator with their lambda
-        statistics = posterior
-        if not (regulariser is None or regulariser == posterior.noise):
-            statistics = model.batch_posterior(regulariser)
-        exact = posterior.exact
+        both = self._posteriors(model, regulariser)
         num_pending = 0 if pending is None else len(pending)
         library = candidates
         if pending is not None and num_pending:  # they lead the candidates, never selected
             candidates = prepend_rows(pending, candidates)
-        mean, s2_0 = self._batch_start(posterior, candidates, library, num_pending)
-        s2_stat = s2_0
-        if statistics is not posterior:
-            s2_stat = self._batch_start(statistics, candidates, library, num_pending)[1]
-        noise, regularised = posterior.noise, statistics.noise
-        threshold = self._stopping.ratio_threshold
-        # the width in the papers' lambda-units, applied to the Bayesian standard deviation
-        to_selection = math.sqrt(noise / regularised)
-        alpha = self._width.alpha(information, regularised, threshold, exact) * to_selection
-        scoring_seconds = time.perf_counter() - start
+        scores = self._scores(both, candidates, library, num_pending, information)
+        posterior = both.picking
 
-        lazy = LazyArgmin(
-            mean, s2_0, alpha, lambda i: posterior.variance(take_rows(candidates, i), i).numpy()
-        )
+        def variance(i: np.ndarray) -> np.ndarray:
+            return posterior.variance(take_rows(candidates, i), i).numpy()
+
+        lazy = LazyArgmin(scores.mean, scores.s2_0, scores.alpha, variance)
         lazy.exclude(np.arange(num_pending))
         if excluded is not None:
             lazy.exclude(np.flatnonzero(excluded) + num_pending)
-        selectable = lazy.num_selectable
-        stopping = self._stopping.start(statistics, candidates, s2_stat)
-        stop = False
-        if self._fixed and num_pending:  # no batch to end: all at once, not counted
-            posterior.add(candidates[:num_pending], range(num_pending))
-        elif num_pending:
-            stop = _hallucinate_pending(statistics, stopping, candidates, num_pending)
-            if statistics is not posterior:
-                posterior.add(candidates[:num_pending])
+        stopping = self._stopping.start(both.statistics, candidates, scores.s2_stat)
+        picks = _Picks(information, lazy, stopping, lazy.num_selectable)
+        stop = self._add_pending(both, stopping, candidates, num_pending)
         if num_pending:
             lazy.invalidate()
-        chosen: list[int] = []
-        points: list[tf.Tensor] = []
-        while not stop and selectable:
-            index, variance = lazy.argmin()
-            chosen.append(index)
-            point = take_rows(candidates, [index])
-            if refine_in is not None:
-                point = refine_pick(posterior, point, alpha, refine_in, self._refine_iterations)
-            points.append(point)
-            announce(point)  # an asynchronous campaign may hand it out now (pick_stream)
-            if statistics is not posterior:
-                in_batch = exact or stopping.uses_in_batch_variance
-                variance = float(statistics.variance(point)[0]) if in_batch else np.nan
-            information += self._width.information_term(
-                variance if exact else s2_stat[index], exact
-            )
-            stop = stopping.add(index, variance) and not self._fixed
-            full = len(chosen) >= (self._max_batch_size or np.inf)
-            if stop or full or (not self._allow_repeats and len(chosen) == selectable):
-                break
-            key = None if refine_in is not None else [index]  # a refined point is not the row
-            posterior.add(point, key)
-            if statistics is not posterior:
-                statistics.add(point, key)
-            lazy.invalidate()
-            if not self._allow_repeats:
-                lazy.exclude(index)
+        if not stop:
+            self._pick(both, candidates, scores, refine_in, picks)
         stats = {
-            "batch_size": len(chosen),
-            "distinct_points": len(set(chosen)),
+            "batch_size": len(picks.chosen),
+            "distinct_points": len(set(picks.chosen)),
             "pending_points": num_pending,
             "stopping_statistic": stopping.statistic,
-            "alpha": alpha,
-            "beta": self._width.beta_value(information, regularised, exact) * to_selection,
-            "regulariser": regularised,
+            "alpha": scores.alpha,
+            "beta": self._width.beta_value(picks.information, scores.regularised, scores.exact)
+            * scores.to_selection,
+            "regulariser": scores.regularised,
             "dictionary_size": posterior.dictionary_size,
             "candidates": int(candidates.shape[0]) - num_pending,
             "refreshed_candidates": lazy.refreshed,
-            "scoring_seconds": scoring_seconds,
+            "scoring_seconds": scores.seconds - start,
             "batch_seconds": time.perf_counter() - start,
         }
-        if refine_in is not None and points:
-            return tf.concat(points, axis=0), information, stats
-        return take_rows(candidates, tf.constant(chosen, tf.int32)), information, stats
+        if refine_in is not None and picks.points:
+            return tf.concat(picks.points, axis=0), picks.information, stats
+        chosen = take_rows(candidates, tf.constant(picks.chosen, tf.int32))
+        return chosen, picks.information, stats
+
+    def _posteriors(
+        self, model: SupportsHallucination, regulariser: Optional[float]
+    ) -> _Posteriors:
+        """The model's in-batch posterior that picks, and the stopping rule's: the papers'
+        estimator with their lambda (the same object where ``regulariser`` is the noise)."""
+        posterior = model.batch_posterior()
+        self._check_posterior(posterior)
+        statistics = posterior
+        if not (regulariser is None or regulariser == posterior.noise):
+            statistics = model.batch_posterior(regulariser)
+        return _Posteriors(posterior, statistics)
+
+    def _scores(
+        self,
+        both: _Posteriors,
+        candidates: Rows,
+        library: Rows,
+        num_pending: int,
+        information: float,
+    ) -> _Scores:
+        """The candidates' batch-start scores and the batch's width (:class:`_Scores`)."""
+        posterior, statistics = both.picking, both.statistics
+        mean, s2_0 = self._batch_start(posterior, candidates, library, num_pending)
+        s2_stat = s2_0
+        if both.separate:
+            s2_stat = self._batch_start(statistics, candidates, library, num_pending)[1]
+        regularised, exact = statistics.noise, posterior.exact
+        threshold = self._stopping.ratio_threshold
+        # the width in the papers' lambda-units, applied to the Bayesian standard deviation
+        to_selection = math.sqrt(posterior.noise / regularised)
+        alpha = self._width.alpha(information, regularised, threshold, exact) * to_selection
+        return _Scores(mean, s2_0, s2_stat, alpha, to_selection, regularised, exact)
+
+    def _add_pending(
+        self, both: _Posteriors, stopping: StoppingRule, candidates: Rows, num_pending: int
+    ) -> bool:
+        """Hallucinate the ``num_pending`` pending points leading ``candidates``; return
+        whether the stopping rule ends the batch with them. Fixed batches have no batch to end:
+        the points are added at once, not counted."""
+        if not num_pending:
+            return False
+        if self._fixed:
+            both.picking.add(candidates[:num_pending], range(num_pending))
+            return False
+        stop = _hallucinate_pending(both.statistics, stopping, candidates, num_pending)
+        if both.separate:
+            both.picking.add(candidates[:num_pending])
+        return stop
+
+    def _pick(
+        self,
+        both: _Posteriors,
+        candidates: Rows,
+        scores: _Scores,
+        refine_in: Optional[Box],
+        picks: _Picks,
+    ) -> None:
+        """Pick greedily into ``picks`` until the stopping rule ends the batch, it is full or
+        nothing is left to pick; each pick hallucinated before the next."""
+        posterior, statistics, exact = both.picking, both.statistics, scores.exact
+        lazy, stopping, selectable = picks.lazy, picks.stopping, picks.selectable
+        while selectable:
+            index, variance = lazy.argmin()
+            picks.chosen.append(index)
+            point = take_rows(candidates, [index])
+            if refine_in is not None:
+                iterations = self._refine_iterations
+                point = refine_pick(posterior, point, scores.alpha, refine_in, iterations)
+            picks.points.append(point)
+            announce(point)  # an asynchronous campaign may hand it out now (pick_stream)
+            if both.separate:
+                in_batch = exact or stopping.uses_in_batch_variance
+                variance = float(statistics.variance(point)[0]) if in_batch else np.nan
+            picks.information += self._width.information_term(
+                variance if exact else scores.s2_stat[index], exact
+            )
+            stop = stopping.add(index, variance) and not self._fixed
+            full = len(picks.chosen) >= (self._max_batch_size or np.inf)
+            if stop or full or (not self._allow_repeats and len(picks.chosen) == selectable):
+                return
+            key = None if refine_in is not None else [index]  # a refined point is not the row
+            both.add(point, key)
+            lazy.invalidate()
+            if not self._allow_repeats:
+                lazy.exclude(index)
 
     def _batch_start(
         self, posterior: InBatchPosteriorLike, candidates: Rows, library: Rows, num_pending: int
@@ -387,3 +431,53 @@ def _hallucinate_pending(
     if num and not sequential:
         posterior.add(candidates[:num])
     return False
+
+
+@dataclass(frozen=True)
+class _Posteriors:
+    """The in-batch posterior that picks and the stopping rule's (the same object unless the
+    rule's regulariser differs from the model's noise)."""
+
+    picking: InBatchPosteriorLike
+    statistics: InBatchPosteriorLike
+
+    @property
+    def separate(self) -> bool:
+        return self.statistics is not self.picking
+
+    def add(self, points: Rows, key: Optional[list[int]]) -> None:
+        """Hallucinate ``points`` in both."""
+        self.picking.add(points, key)
+        if self.separate:
+            self.statistics.add(points, key)
+
+
+@dataclass(frozen=True)
+class _Scores:
+    """The candidates' batch-start means and variances [P + N] (the picking posterior's and the
+    stopping rule's), the width alpha in the picking posterior's units, the factor from the
+    papers' lambda-units to them, lambda, whether the posterior is exact, and when scoring
+    ended (``time.perf_counter()``)."""
+
+    mean: np.ndarray
+    s2_0: np.ndarray
+    s2_stat: np.ndarray
+    alpha: float
+    to_selection: float
+    regularised: float
+    exact: bool
+    seconds: float = field(default_factory=time.perf_counter)
+
+
+@dataclass
+class _Picks:
+    """A batch as it grows: the information so far, the lazy argmin and the stopping rule it
+    picks with, how many candidates it may pick from, the candidates picked and their
+    points."""
+
+    information: float
+    lazy: LazyArgmin
+    stopping: StoppingRule
+    selectable: int
+    chosen: list[int] = field(default_factory=list)
+    points: list[tf.Tensor] = field(default_factory=list)
