@@ -20,11 +20,22 @@ ray = pytest.importorskip("ray")
 from tests.util import se_kernel  # noqa: E402
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
-from trieste_scalable.campaigns.engine.loop import run_asynchronous  # noqa: E402
+from trieste_scalable.campaigns.engine.evaluators import Evaluation  # noqa: E402
+from trieste_scalable.campaigns.engine.loop import EngineCallbacks, run_asynchronous  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
 
 from .objectives import bowl, flaky  # noqa: E402
+
+
+class _Counts(EngineCallbacks):
+    """Records the size of each group of finished evaluations."""
+
+    def __init__(self, sizes: list[int]):
+        self.sizes = sizes
+
+    def on_results(self, finished: list[Evaluation]) -> None:
+        self.sizes.append(len(finished))
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +187,7 @@ def test_whole_batches_are_told_together(local_cluster: None) -> None:
         evaluator,
         12,
         whole_batches=True,
-        on_results=lambda finished: logged.append(len(finished)),
+        callbacks=_Counts(logged),
     )
     assert sum(logged) == 12 and len(result.evaluations) == 12
     told = [size for size in sizes if size > len(data)]

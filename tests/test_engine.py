@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from trieste.space import DiscreteSearchSpace
 
 from trieste_scalable.acquisition.random_search import RandomRule, RandomState
 from trieste_scalable.campaigns.engine.evaluators import Evaluation, InProcessEvaluator
-from trieste_scalable.campaigns.engine.loop import run_asynchronous
+from trieste_scalable.campaigns.engine.loop import EngineCallbacks, run_asynchronous
 from trieste_scalable.models.no_model import NoModel
 
 POINTS = np.arange(40, dtype=np.float64).reshape(20, 2) / 40.0
@@ -54,6 +55,16 @@ def _initial() -> Dataset:
     return Dataset(tf.constant(x), tf.constant([[_objective(p)] for p in x], tf.float64))
 
 
+class _Results(EngineCallbacks):
+    """Hands each group of finished evaluations to ``record``; the other hooks are no-ops."""
+
+    def __init__(self, record: Any):
+        self.record = record
+
+    def on_results(self, finished: list[Evaluation]) -> None:
+        self.record(finished)
+
+
 @pytest.mark.parametrize("whole_batches", [True, False])
 def test_the_engine_runs_without_ray_and_hands_on_each_evaluation_as_it_arrives(
     whole_batches: bool,
@@ -67,7 +78,7 @@ def test_the_engine_runs_without_ray_and_hands_on_each_evaluation_as_it_arrives(
         InProcessEvaluator(_objective, num_workers=4),
         12,
         whole_batches=whole_batches,
-        on_results=groups.append,
+        callbacks=_Results(groups.append),
     )
     assert [len(group) for group in groups] == [1] * 12  # one at a time, never a whole batch
     evaluated = np.stack([e.point for group in groups for e in group])
@@ -96,7 +107,7 @@ def test_a_crash_inside_a_batch_loses_none_of_its_finished_evaluations() -> None
             InProcessEvaluator(dies_at_the_sixth, num_workers=4),
             12,
             whole_batches=True,
-            on_results=logged.extend,
+            callbacks=_Results(logged.extend),
         )
     assert len(logged) == 5 and [e.key for e in logged] == [0, 1, 2, 3, 4]
 

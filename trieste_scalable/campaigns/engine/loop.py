@@ -109,6 +109,24 @@ def model_size(model: Any) -> int:
     return int(getattr(model, "num_unique_points", 0))
 
 
+class EngineCallbacks:
+    """What a campaign does at the engine's events, each a no-op here: subclass and override the
+    hooks wanted (as Ray Tune's ``Callback``)."""
+
+    def on_results(self, finished: list[Evaluation]) -> None:
+        """Each group of finished evaluations as it arrives, before they are told (e.g. to log
+        them)."""
+
+    def on_ask(self, record: Acquisition) -> None:
+        """Each acquisition's record, also kept in the result (on the proposer's thread in
+        asynchronous mode)."""
+
+    def before_submit(self, points: np.ndarray, asks: np.ndarray, state: Any) -> None:
+        """Each group of points [K, D] about to be submitted, the acquisition that proposed
+        each [K] (1 for the first ``ask``, 0 for a point submitted again) and the rule's
+        ``State`` value (e.g. to note them down first, so a crash loses none)."""
+
+
 def run_asynchronous(
     search_space: SearchSpace,
     model: Any,
@@ -119,9 +137,7 @@ def run_asynchronous(
     *,
     whole_batches: bool = False,
     max_seconds: Optional[float] = None,
-    on_results: Optional[Callable[[list[Evaluation]], None]] = None,
-    on_ask: Optional[Callable[[Acquisition], None]] = None,
-    before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]] = None,
+    callbacks: Optional[EngineCallbacks] = None,
     payload: Optional[Callable[[np.ndarray], Sequence[Any]]] = None,
     rule_state: Any = None,
     resubmit: Optional[np.ndarray] = None,
@@ -134,13 +150,7 @@ def run_asynchronous(
         again (a batch then waits for its slowest evaluation; the whole batch is in flight at
         once if ``evaluator.num_workers`` allows).
     :param max_seconds: Submit nothing after this many seconds (what is in flight finishes).
-    :param on_results: Called with each group of finished evaluations as it arrives, before
-        they are told (e.g. to log them).
-    :param on_ask: Called with each acquisition's record, also kept in the result (on the
-        proposer's thread in asynchronous mode).
-    :param before_submit: Called with each group of points [K, D] about to be submitted, the
-        acquisition that proposed each [K] (1 for the first ``ask``, 0 for ``resubmit``) and
-        the rule's ``State`` value (e.g. to note them down first, so a crash loses none).
+    :param callbacks: Told of the engine's events (:class:`EngineCallbacks`; default none).
     :param payload: Maps points [K, D] to what the objective is called with, one each (e.g.
         candidate indices or SMILES).
     :param rule_state: The rule's ``State`` value to start from (a resumed campaign's).
@@ -152,7 +162,8 @@ def run_asynchronous(
     if budget < 1:
         raise ValueError(f"budget must be positive, got {budget}")
     ask_tell = CampaignAskTell(search_space, initial, model, rule, acquisition_state=rule_state)
-    loop = _Submissions(evaluator, budget, max_seconds, before_submit, payload)
+    hooks = callbacks or EngineCallbacks()
+    loop = _Submissions(evaluator, budget, max_seconds, hooks.before_submit, payload)
     first = [Proposal(x, 0, rule_state) for x in ([] if resubmit is None else resubmit)]
     told = int(initial.query_points.shape[0]) if num_initial is None else num_initial
     result = CampaignResult(initial, told, num_workers=evaluator.num_workers)
@@ -161,13 +172,12 @@ def run_asynchronous(
         distinct = int(np.unique(points, axis=0).shape[0]) if len(points) else 0
         record = Acquisition(len(points), distinct, model_size(model), seconds)
         result.acquisitions.append(record)
-        if on_ask is not None:
-            on_ask(record)
+        hooks.on_ask(record)
 
     if whole_batches:
-        _whole_batches(ask_tell, loop, first, result, on_results, asked)
+        _whole_batches(ask_tell, loop, first, result, hooks.on_results, asked)
     else:
-        _overlapped(BackgroundProposer(ask_tell, first, asked), loop, result, on_results)
+        _overlapped(BackgroundProposer(ask_tell, first, asked), loop, result, hooks.on_results)
     result.dataset, result.wall_seconds = ask_tell.dataset, time.time() - loop.start
     return result
 
@@ -180,7 +190,7 @@ def _overlapped(
     proposer: BackgroundProposer,
     loop: _Submissions,
     result: CampaignResult,
-    on_results: Optional[Callable[[list[Evaluation]], None]],
+    on_results: Callable[[list[Evaluation]], None],
 ) -> None:
     """Hand out proposals as workers free up; the proposer tells and asks meanwhile."""
     evaluator = loop.evaluator
@@ -202,8 +212,7 @@ def _overlapped(
             if finished:
                 result.evaluations.extend(finished)
                 loop.submit(proposer.take(loop.free_workers()))  # before logging them
-                if on_results is not None:
-                    on_results(finished)
+                on_results(finished)
                 proposer.tell_later(finished)
     finally:
         proposer.close()
@@ -214,7 +223,7 @@ def _whole_batches(
     loop: _Submissions,
     first: list[Proposal],
     result: CampaignResult,
-    on_results: Optional[Callable[[list[Evaluation]], None]],
+    on_results: Callable[[list[Evaluation]], None],
     asked: Callable[[np.ndarray, float], None],
 ) -> None:
     """Submit a batch, wait for all of it, tell it, ask again. Each evaluation goes to
@@ -241,8 +250,7 @@ def _whole_batches(
             finished = loop.evaluator.collect()
             held.extend(finished)
             result.evaluations.extend(finished)
-            if on_results is not None:
-                on_results(finished)  # logged as it arrives: a crash redoes none of them
+            on_results(finished)  # logged as it arrives: a crash redoes none of them
     tell(ask_tell, sorted(held, key=lambda e: e.key))
 
 
@@ -254,7 +262,7 @@ class _Submissions:
         evaluator: Evaluator,
         budget: int,
         max_seconds: Optional[float],
-        before_submit: Optional[Callable[[np.ndarray, np.ndarray, Any], None]],
+        before_submit: Callable[[np.ndarray, np.ndarray, Any], None],
         payload: Optional[Callable[[np.ndarray], Sequence[Any]]],
     ):
         self.evaluator, self.budget, self.max_seconds = evaluator, budget, max_seconds
@@ -288,8 +296,7 @@ class _Submissions:
         if not chosen:
             return
         points, asks = np.stack([p.point for p in chosen]), np.array([p.ask for p in chosen])
-        if self.before_submit is not None:
-            self.before_submit(points, asks, chosen[-1].state)
+        self.before_submit(points, asks, chosen[-1].state)
         payloads = [None] * len(points) if self.payload is None else self.payload(points)
         for point, payload in zip(points, payloads):
             self.evaluator.submit(point, payload)

@@ -33,7 +33,7 @@ from ..directory.lock import write_atomically
 from ..directory.records import EvaluationLog, InFlight, Job, LoggedEvaluations
 from ..reporting.monitor import CampaignMonitor
 from .evaluators import Evaluation, Evaluator, InProcessEvaluator
-from .loop import CampaignResult, run_asynchronous
+from .loop import Acquisition, CampaignResult, EngineCallbacks, run_asynchronous
 
 
 class InitialDesignFailed(CampaignError):
@@ -144,9 +144,6 @@ class CampaignRun:
             state = dataclasses.replace(state, seen=len(data), **fields)
         offset, earlier = self.round, [job.batch for job in resubmit]
 
-        def before_submit(points: np.ndarray, asks: np.ndarray, state: Any) -> None:
-            self.submit(points, state, [offset + int(a) if a else earlier.pop(0) for a in asks])
-
         result = run_asynchronous(
             self.problem.search_space,
             model,
@@ -155,9 +152,7 @@ class CampaignRun:
             self.evaluator,
             budget,
             whole_batches=whole_batches,
-            on_results=self.results,
-            on_ask=self.monitor.asked,
-            before_submit=before_submit,
+            callbacks=_RunCallbacks(self, offset, earlier),
             payload=lambda points: self.payload(self.problem.indices(points)),
             rule_state=state,
             resubmit=again,
@@ -230,3 +225,22 @@ def run_campaign(
     run = CampaignRun(problem, evaluator, monitor, list, logged=logged)
     with monitor:
         return run.proceed(model, rule, None, [], budget, whole_batches=True)
+
+
+class _RunCallbacks(EngineCallbacks):
+    """A run's hooks: results logged and shown, acquisitions shown, points noted down before
+    they are submitted (each with its batch: ``offset`` plus the acquisition's number, or the
+    next of ``earlier`` for a point submitted again)."""
+
+    def __init__(self, run: CampaignRun, offset: int, earlier: list[int]):
+        self.run, self.offset, self.earlier = run, offset, earlier
+
+    def on_results(self, finished: list[Evaluation]) -> None:
+        self.run.results(finished)
+
+    def on_ask(self, record: Acquisition) -> None:
+        self.run.monitor.asked(record)
+
+    def before_submit(self, points: np.ndarray, asks: np.ndarray, state: Any) -> None:
+        batches = [self.offset + int(a) if a else self.earlier.pop(0) for a in asks]
+        self.run.submit(points, state, batches)
