@@ -83,9 +83,18 @@ class BBKB(HallucinatedBatchRule):
         self.stopping = stopping
         self._repr_extra = f"stopping={stopping!r}, "
         super().__init__(
-            rule, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated,
-            fixed_batch_size, regulariser, max_refine_iterations, remote_marginals,
-        )  # fmt: skip
+            rule,
+            width,
+            max_batch_size,
+            pool_size=pool_size,
+            seed=seed,
+            allow_repeats=allow_repeats,
+            exclude_evaluated=exclude_evaluated,
+            fixed_batch_size=fixed_batch_size,
+            regulariser=regulariser,
+            max_refine_iterations=max_refine_iterations,
+            remote_marginals=remote_marginals,
+        )
 
 
 class BKB(BBKB):
@@ -154,9 +163,18 @@ class GPBUCB(HallucinatedBatchRule):
     ):
         stopping = ProductStopping(ratio_threshold)
         super().__init__(
-            stopping, width, max_batch_size, pool_size, seed, allow_repeats, exclude_evaluated,
-            fixed_batch_size, regulariser, max_refine_iterations, remote_marginals,
-        )  # fmt: skip
+            stopping,
+            width,
+            max_batch_size,
+            pool_size=pool_size,
+            seed=seed,
+            allow_repeats=allow_repeats,
+            exclude_evaluated=exclude_evaluated,
+            fixed_batch_size=fixed_batch_size,
+            regulariser=regulariser,
+            max_refine_iterations=max_refine_iterations,
+            remote_marginals=remote_marginals,
+        )
 
     def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:
         if not (posterior.guaranteed_exact or self._fixed):

@@ -134,6 +134,7 @@ class HallucinatedBatchRule(
         stopping: StoppingRule,
         width: WidthMode | ConfidenceWidth,
         max_batch_size: Optional[int],
+        *,
         pool_size: int,
         seed: int,
         allow_repeats: bool = True,

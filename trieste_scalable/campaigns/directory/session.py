@@ -120,9 +120,15 @@ def _run(
         evaluator = _evaluator(problem, spec, oracle, workers, len(logged.ids))
         higher = oracle.higher_is_better if oracle else problem.higher_is_better
         monitor = CampaignMonitor(
-            problem, str(logdir), spec.budget, not spec.quiet, logged, score,
-            higher, evaluator.num_workers,
-        )  # fmt: skip
+            problem,
+            str(logdir),
+            spec.budget,
+            not spec.quiet,
+            logged=logged,
+            score=score,
+            higher_is_better=higher,
+            num_workers=evaluator.num_workers,
+        )
         labels: Any = getattr(problem, "labels", None)  # an oracle scores a molecule's SMILES
         payload = list if oracle is None else (lambda ids: [str(labels[i]) for i in ids])
         run = CampaignRun(problem, evaluator, monitor, payload, files, logged, next_job)

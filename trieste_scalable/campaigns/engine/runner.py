@@ -219,7 +219,16 @@ def run_campaign(
     zeros = np.zeros(len(ids), dtype=np.int64)
     logged = LoggedEvaluations(zeros, zeros, ids, initial.observations.numpy()[:, 0])
     score, higher = noise_free_score(problem), problem.higher_is_better
-    monitor = CampaignMonitor(problem, logdir, budget, progress, logged, score, higher, budget)
+    monitor = CampaignMonitor(
+        problem,
+        logdir,
+        budget,
+        progress,
+        logged=logged,
+        score=score,
+        higher_is_better=higher,
+        num_workers=budget,
+    )
     objective = problem.objective(seed + 1000)
     evaluator = InProcessEvaluator(lambda i: objective(int(i)), budget, GROUP_SECONDS)
     run = CampaignRun(problem, evaluator, monitor, list, logged=logged)

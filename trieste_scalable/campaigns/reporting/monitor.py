@@ -50,6 +50,7 @@ class CampaignMonitor:
         logdir: Optional[str],
         budget: int,
         progress: bool,
+        *,
         logged: LoggedEvaluations,
         score: Callable[[int, float], float],
         higher_is_better: bool,
