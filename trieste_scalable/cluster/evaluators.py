@@ -155,9 +155,10 @@ class RayEvaluator:
             value, seconds, worker = self._ray.get(ref)
         except Exception as error:  # raised by the objective, or the worker died too often
             reason = failure_reason(error)
-            return Evaluation(key, point, None, reason, submitted, time.time(), "", submitted)
+            return Evaluation.given_up(key, point, reason, submitted, time.time())
         started, finished = driver_times(submitted, time.time(), seconds)
-        return Evaluation(key, point, value, "", started, finished, worker, submitted)
+        times = dict(started=started, finished=finished, submitted=submitted)
+        return Evaluation(key, point, value, "", worker=worker, **times)
 
     def _give_up_late(self) -> list[Evaluation]:
         if self._timeout is None:
@@ -171,7 +172,7 @@ class RayEvaluator:
                     f"no result {self._backstop():g} s after submission (its {self._timeout:g} s "
                     "limit did not stop it: the objective never returned to Python)"
                 )
-                late.append(Evaluation(key, point, None, reason, submitted, now, "", submitted))
+                late.append(Evaluation.given_up(key, point, reason, submitted, now))
         return late
 
 

@@ -78,7 +78,7 @@ def run_session(
     if existed:
         lock.acquire()  # before reading anything: names the holder if the directory is in use
     try:
-        return _run(problem, spec, build, oracle, workers, lock, existed)
+        return _run(problem, spec, build, oracle, workers, lock=lock, existed=existed)
     finally:
         lock.release()
 
@@ -89,6 +89,7 @@ def _run(
     build: Build,
     oracle: Optional[Oriented],
     workers: Optional[Workers],
+    *,
     lock: CampaignLock,
     existed: bool,
 ) -> CampaignResult:
@@ -103,17 +104,7 @@ def _run(
     if spec.resume:
         logged, still, next_job = _resumed(problem, spec, files, saved)
     else:
-        refuse_overwrite(saved, files.log)
-        if not existed:
-            logdir.mkdir(parents=True, exist_ok=True)
-            lock.acquire()
-            refuse_overwrite(saved, files.log)  # another campaign may have started meanwhile
-        write_atomically(saved, record(spec, problem.content_hash()))
-        files.log.start()
-        logged, next_job = LoggedEvaluations.empty(), 0
-        rng = np.random.default_rng(spec.seed)
-        ids = rng.choice(len(problem.points), spec.initial, replace=False)
-        still = [Job(-1, 0, int(i)) for i in ids]  # numbered when submitted
+        logged, still, next_job = _started(problem, spec, files, lock, existed)
     evaluator: Optional[Evaluator] = None
     run: Optional[CampaignRun] = None
     try:
@@ -147,6 +138,33 @@ def _run(
     title = f"{spec.algorithm} on {problem.name}"
     report(files.log, problem, result, title, time.perf_counter() - start, oracle is not None)
     return result
+
+
+def _started(
+    problem: DiscreteProblem,
+    spec: CampaignSpec,
+    files: CampaignFiles,
+    lock: CampaignLock,
+    existed: bool,
+) -> tuple[LoggedEvaluations, list[Job], int]:
+    """A new campaign's ``run.json`` and empty log written (the directory made and locked if
+    it did not exist), and its random initial design: nothing logged, the jobs to submit, the
+    next job number.
+
+    :raise UsageError: If the directory holds a campaign already.
+    """
+    saved, logdir = files.log.path.parent / "run.json", files.log.path.parent
+    refuse_overwrite(saved, files.log)
+    if not existed:
+        logdir.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+        refuse_overwrite(saved, files.log)  # another campaign may have started meanwhile
+    write_atomically(saved, record(spec, problem.content_hash()))
+    files.log.start()
+    rng = np.random.default_rng(spec.seed)
+    ids = rng.choice(len(problem.points), spec.initial, replace=False)
+    still = [Job(-1, 0, int(i)) for i in ids]  # numbered when submitted
+    return LoggedEvaluations.empty(), still, 0
 
 
 def _resumed(

@@ -59,6 +59,19 @@ class Evaluation:
     def failed(self) -> bool:
         return self.value is None
 
+    @classmethod
+    def given_up(
+        cls, key: int, point: np.ndarray, reason: str, submitted: float, finished: float
+    ) -> Evaluation:
+        """An evaluation that failed for ``reason`` without a result from any worker."""
+        return cls(key, point, None, reason, submitted, finished, "", submitted)
+
+    @classmethod
+    def replayed(cls, key: int, point: np.ndarray, value: Optional[float]) -> Evaluation:
+        """An evaluation told before (``None``: it failed), told again to a rebuilt model: no
+        times, no worker."""
+        return cls(key, point, value, "", 0.0, 0.0, "")
+
 
 class Evaluator(Protocol):
     """What the campaign engine needs of the place evaluations run: ``num_workers`` evaluations
@@ -198,9 +211,10 @@ class InProcessEvaluator:
             value, seconds, worker = run_objective(self.objective, argument)
         except Exception as error:  # the objective's failure is the evaluation's result
             reason = failure_reason(error)
-            return Evaluation(key, point, None, reason, submitted, time.time(), "", submitted)
+            return Evaluation.given_up(key, point, reason, submitted, time.time())
         started, finished = driver_times(submitted, time.time(), seconds)
-        return Evaluation(key, point, value, "", started, finished, worker, submitted)
+        times = dict(started=started, finished=finished, submitted=submitted)
+        return Evaluation(key, point, value, "", worker=worker, **times)
 
     def shutdown(self) -> None:
         self._queue.clear()

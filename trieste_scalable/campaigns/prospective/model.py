@@ -163,12 +163,12 @@ def _group(
     logged, rows = history.logged, slice(start[0], end[0])
     points = np.asarray(problem.points[logged.ids[rows]]) if end[0] > start[0] else np.zeros(0)
     group = [
-        Evaluation(int(job), point, None if np.isnan(y) else float(y), "", 0.0, 0.0, "")
+        Evaluation.replayed(int(job), point, None if np.isnan(y) else float(y))
         for job, point, y in zip(logged.jobs[rows], points, logged.observed[rows])
     ]
     extra = slice(start[1], end[1])
     group += [
-        Evaluation(int(job), point, float(y), "", 0.0, 0.0, "")
+        Evaluation.replayed(int(job), point, float(y))
         for job, point, y in zip(
             history.extra_jobs[extra], history.extra_points[extra], history.extra_observed[extra]
         )
