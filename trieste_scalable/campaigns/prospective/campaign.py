@@ -153,8 +153,9 @@ class ProspectiveCampaign:
         """
         with CampaignLock(self.logdir):
             self._finish_tell()
-            self.records.repair_jobs(self.log.read())
-            logged, (jobs, next_job) = self.records.logged(), self.journal.read()
+            read = self.log.read()  # once: the repair and the model read the same rows
+            self.records.repair_jobs(read)
+            logged, (jobs, next_job) = self.records.logged(read), self.journal.read()
             told = set(logged.jobs.tolist())
             pending = [job for job in jobs if job.job not in told]
             latest = max([job.batch for job in pending], default=-1)
@@ -259,6 +260,7 @@ class ProspectiveCampaign:
         from ..algorithms.library_models import library_models
         from .model import History, next_batch
 
+        told = set(logged.jobs.tolist())
         extras = self.records.extras.read()
         initial = {j.job: j.index for j in jobs if j.batch == 0}
         initial |= {
@@ -271,7 +273,7 @@ class ProspectiveCampaign:
             np.array([e.observed for e in extras]),
             self.records.asks.read(),
             initial,
-            np.array([j.index for j in jobs if j.job not in set(logged.jobs.tolist())], dtype=int),
+            np.array([j.index for j in jobs if j.job not in told], dtype=int),
             len(self.records.corrections.read()),
         )
         with for_library(library_label(self.spec.library)):

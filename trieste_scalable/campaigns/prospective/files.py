@@ -248,10 +248,10 @@ class ProspectiveRecords:
             Corrections(logdir),
         )
 
-    def logged(self) -> LoggedEvaluations:
-        """The log's evaluations with the latest correction of each job in place of its value
-        (:class:`Corrections`)."""
-        logged = self.log.read()
+    def logged(self, read: Optional[LoggedEvaluations] = None) -> LoggedEvaluations:
+        """The log's evaluations (``read``, if the caller read it already) with the latest
+        correction of each job in place of its value (:class:`Corrections`)."""
+        logged = self.log.read() if read is None else read
         corrections = {c.job: c.observed for c in self.corrections.read()}
         if not corrections:
             return logged
