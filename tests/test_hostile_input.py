@@ -90,7 +90,7 @@ def test_saved_states_with_ill_typed_fields_are_refused(fields: dict[str, object
         rule_state.decode(text)
     good = {"information": 0.5, "num_batches": 3, "pending": [[0.1, 0.2]], "seen": 4}
     state, _ = rule_state.decode(json.dumps({"batch": 2, "type": "BatchUCBState", "fields": good}))
-    assert state == BatchUCBState(0.5, 3, 0, ((0.1, 0.2),), 4)
+    assert state == BatchUCBState(0.5, 3, 0, pending=((0.1, 0.2),), seen=4)
 
 
 def test_a_rule_restored_with_another_rules_state_names_both() -> None:

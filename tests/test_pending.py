@@ -262,3 +262,27 @@ def test_a_failure_moves_one_pending_copy_to_the_failed_points_and_needs_none_pe
     assert np.array_equal(np.array(after.failed), points[:1])
     empty = with_failures(RandomRule(2).state_type(), points[1:2])
     assert empty.pending == () and np.array_equal(np.array(empty.failed), points[1:2])
+
+
+def test_every_rule_state_keeps_its_bookkeeping_in_one_base_and_starts_campaigns_alike() -> None:
+    """Each saved rule state is a :class:`PendingState`; ``initial_state`` gives ``None`` where
+    nothing is pending or failed, or the rule keeps no pending points, and a fresh state with
+    both otherwise; ``restarted`` keeps the rule's own fields."""
+    from trieste_scalable.acquisition import rule_state
+    from trieste_scalable.acquisition.exploration_share import ExplorationShare
+    from trieste_scalable.acquisition.pending import PendingState, initial_state
+
+    assert all(issubclass(cls, PendingState) for cls in rule_state.STATE_TYPES.values())
+    pending, failed = np.array([[0.25, 0.5]]), np.array([[1.0, 2.0], [3.0, 4.0]])
+    rule = RandomRule(2)
+    none = np.zeros((0, 2))
+    assert initial_state(rule, pending=none, failed=none, seen=4) is None
+    assert initial_state(object(), pending=pending, failed=failed, seen=4) is None
+    started = initial_state(ExplorationShare(rule), pending=pending, failed=failed, seen=4)
+    assert type(started) is rule.state_type
+    assert started.pending == ((0.25, 0.5),) and started.failed == ((1.0, 2.0), (3.0, 4.0))
+    assert started.seen == 4 and started.num_batches == 0
+    later = replace(started, num_batches=5).restarted(pending=none, failed=failed[:1], seen=9)
+    assert (later.num_batches, later.pending, later.failed, later.seen) == (5, (), ((1.0, 2.0),), 9)
+    with pytest.raises(TypeError, match="cannot continue from a str"):
+        rule.state_type.continued("a state", rule)

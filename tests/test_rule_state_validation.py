@@ -42,11 +42,11 @@ def test_ill_formed_states_are_refused_where_constructed(
 
 def test_well_formed_states_construct_and_round_trip() -> None:
     states = [
-        ThompsonState(3, ((0.0, 1.0), (2.0, 3.0)), 7, ((1.0, 1.0),)),
-        BatchUCBState(0.5, 2, 4, (), 0, ()),
+        ThompsonState(3, pending=((0.0, 1.0), (2.0, 3.0)), seen=7, failed=((1.0, 1.0),)),
+        BatchUCBState(0.5, 2, 4, pending=(), seen=0, failed=()),
         BatchUCBState(),
         MiniMetaState(epochs=2, last_point=(0.5, 1), beta=3.0, incumbent=-1.5),
-        RandomState(1, ((4.0,),), 3),
+        RandomState(1, pending=((4.0,),), seen=3),
     ]
     for state in states:
         assert rule_state.decode(rule_state.encode(state, 5)) == (state, 5)
@@ -79,7 +79,9 @@ def test_resuming_from_another_rules_state_names_the_file_the_rule_and_the_types
     before = (logdir / "evaluations.csv").read_text()
     state, batch = rule_state.decode((logdir / "rule_state.json").read_text())
     assert isinstance(state, RandomState)
-    other = ThompsonState(state.num_batches, state.pending, state.seen, state.failed)
+    other = ThompsonState(
+        state.num_batches, pending=state.pending, seen=state.seen, failed=state.failed
+    )
     (logdir / "rule_state.json").write_text(rule_state.encode(other, batch))
     capsys.readouterr()
     assert main(args + ["--budget", "30", "--resume"]) == 1

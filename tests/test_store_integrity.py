@@ -141,7 +141,7 @@ def test_an_empty_store_is_refused_at_featurise_and_screen_as_an_empty_file(
 ) -> None:
     library, out = tmp_path / "library.smi", tmp_path / "store"
     library.write_text(content)
-    assert main(["featurise", str(library), "--out", str(out)]) == 1
+    assert main(["featurise", str(library), "--out", str(out)]) == 2  # as for screen
     assert f"library '{out}' contains no molecules" in capsys.readouterr().err
     logdir = tmp_path / "run"
     assert main(["screen", "--library", str(out), "--budget", "5", "--logdir", str(logdir)]) == 2

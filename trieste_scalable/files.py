@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
+from .errors import UsageError
+
 
 def file_hash(path: Path) -> str:
     """SHA-256 of a file's bytes, hex."""
@@ -28,7 +30,7 @@ def text_file(path: Path, what: str) -> Iterator[IO[str]]:
     ``csv``).
 
     :param what: What the file is, for the error (e.g. ``"score table"``).
-    :raise ValueError: Naming ``what``, the file and the reason, on any failure to read it while
+    :raise UsageError: Naming ``what``, the file and the reason, on any failure to read it while
         the block reads it: missing, unreadable, not gzip, a truncated or damaged gzip stream,
         not UTF-8, a malformed CSV field.
     """
@@ -40,7 +42,7 @@ def text_file(path: Path, what: str) -> Iterator[IO[str]]:
         reason = str(error) or type(error).__name__
         if isinstance(error, EOFError):
             reason = f"truncated: {reason}"
-        raise ValueError(f"cannot read {what} {path} ({reason})") from None
+        raise UsageError(f"cannot read {what} {path} ({reason})") from None
 
 
 def replace_atomically(path: Path, write: Callable[[Path], object]) -> None:

@@ -38,8 +38,8 @@ from ..numerics.bits import take_rows
 from ..numerics.linalg import chunked_map
 from .candidates import EvaluatedCandidates, candidate_rows, check_search_space, objective_of
 from .confidence import ConfidenceWidth
-from .pending import Points, failed_points, no_points, outstanding, proposed
-from .rule_state import check_state, saved_state
+from .pending import PendingState, no_points, proposed
+from .rule_state import saved_state
 from .summaries import LogsStatistics
 
 _CHUNK = 4096  # candidates per prediction: memory stays bounded on large libraries
@@ -47,8 +47,9 @@ _CHUNK = 4096  # candidates per prediction: memory stays bounded on large librar
 
 @saved_state
 @dataclass(frozen=True)
-class MiniMetaState:
-    """Carried between epochs.
+class MiniMetaState(PendingState):
+    """Carried between epochs, with the pending and failed points
+    (:class:`~.pending.PendingState`).
 
     :ivar epochs: Epochs (acquisitions) so far, :math:`h`.
     :ivar switches: Epochs whose candidate differed from the previous epoch's.
@@ -56,9 +57,6 @@ class MiniMetaState:
     :ivar last_point: The previous epoch's candidate (a tuple), if any.
     :ivar beta: The previous epoch's width.
     :ivar incumbent: The previous epoch's incumbent :math:`\\eta` (MINI-GP-EI), if any.
-    :ivar pending: Points proposed and not told yet (:mod:`.pending`).
-    :ivar seen: Dataset rows when they were proposed.
-    :ivar failed: Points whose evaluation failed (:mod:`.pending`): never picked again.
     """
 
     epochs: int = 0
@@ -67,9 +65,6 @@ class MiniMetaState:
     last_point: Optional[tuple[float, ...]] = None
     beta: Optional[float] = None
     incumbent: Optional[float] = None
-    pending: Points = ()
-    seen: int = 0
-    failed: Points = ()
 
 
 MAX_REPEATS = 10_000
@@ -182,16 +177,15 @@ class EpochRule(
         evaluated = 0 if dataset is None else int(dataset.query_points.shape[0])
 
         def state_func(state: Optional[MiniMetaState]) -> tuple[MiniMetaState, TensorType]:
-            check_state(state, MiniMetaState, self)
-            state = state or MiniMetaState()
+            state = MiniMetaState.continued(state, self)
             if self._budget is not None and state.evaluations >= self._budget:
                 raise ValueError(f"the budget of {self._budget} evaluations is spent")
             nothing = no_points(search_space)
-            pending = outstanding(state.pending, state.seen, dataset)
-            state = replace(state, pending=proposed(pending, nothing), seen=evaluated)
+            pending = state.outstanding(dataset)
+            state = state.proposing(pending, nothing, dataset)
             if pending.size and not self._exclude_evaluated:
                 return state, nothing  # the epoch is still being evaluated
-            failed = failed_points(state.failed, dataset)
+            failed = state.failures(dataset)
             best = self._best_point(search_space, model, dataset, evaluated, pending, failed)
             if best is None:
                 return state, nothing  # every candidate left is pending

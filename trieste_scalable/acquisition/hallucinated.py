@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal, Mapping, Optional, Union
 
 import numpy as np
@@ -39,10 +39,10 @@ from ..numerics.bits import Rows, prepend_rows, take_rows
 from .candidates import EvaluatedCandidates, candidate_points, objective_of
 from .confidence import ConfidenceWidth, WidthMode, width_of
 from .lazy_argmin import LazyArgmin
-from .pending import Points, failed_points, outstanding, proposed, rows_seen
+from .pending import PendingState
 from .pick_stream import announce
 from .protocols import InBatchPosteriorLike, SupportsHallucination
-from .rule_state import check_state, saved_state
+from .rule_state import saved_state
 from .stopping import StoppingRule
 from .summaries import LogsStatistics
 from .ucb_refinement import refine_pick
@@ -54,24 +54,19 @@ and the kernel's prior variance :math:`\\kappa^2`) or ``"noise"`` (the model's n
 
 @saved_state
 @dataclass(frozen=True)
-class BatchUCBState:
-    """What a UCB-family rule carries between steps.
+class BatchUCBState(PendingState):
+    """What a UCB-family rule carries between steps, with the pending and failed points
+    (:class:`~.pending.PendingState`).
 
     :ivar information: Accumulated :math:`L` of the confidence width (see ``confidence.py``);
         ``None`` (a fresh state) starts it at the model's information gain.
     :ivar num_batches: Batches acquired so far.
     :ivar last_batch_size: Size of the last batch.
-    :ivar pending: Points proposed and not told yet (:mod:`.pending`).
-    :ivar seen: Dataset rows when they were proposed.
-    :ivar failed: Points whose evaluation failed: never proposed again, never hallucinated.
     """
 
     information: Optional[float] = field(default=None, metadata={"non_negative": True})
     num_batches: int = 0
     last_batch_size: int = 0
-    pending: Points = ()
-    seen: int = 0
-    failed: Points = ()
 
 
 class HallucinatedBatchRule(
@@ -213,18 +208,17 @@ class HallucinatedBatchRule(
         model = self._checked(objective)
 
         def state_func(state: Optional[BatchUCBState]) -> tuple[BatchUCBState, TensorType]:
-            check_state(state, BatchUCBState, self)
-            state = state or BatchUCBState()
+            state = BatchUCBState.continued(state, self)
             regulariser = None if self._fixed else self.regulariser_for(model)
             information = state.information
             if information is None:
                 information = model.information_gain(regulariser)
             seed = int(np.random.default_rng([self._seed, state.num_batches]).integers(2**31))
             candidates = candidate_points(search_space, dataset, self._pool_size, seed)
-            pending = outstanding(state.pending, state.seen, dataset)
+            pending = state.outstanding(dataset)
             excluded = None
             if isinstance(search_space, DiscreteSearchSpace):
-                failed = failed_points(state.failed, dataset)
+                failed = state.failures(dataset)
                 excluded = self._evaluated.among(search_space, failed)
                 if self._exclude_evaluated:
                     excluded |= self._evaluated(search_space, dataset)
@@ -236,13 +230,13 @@ class HallucinatedBatchRule(
             batch, information, stats = self._build_batch(
                 model, candidates, information, excluded, pending, regulariser, refine_in
             )
-            new_state = replace(
-                state,
+            new_state = state.proposing(
+                pending,
+                batch,
+                dataset,
                 information=information,
                 num_batches=state.num_batches + 1,
                 last_batch_size=int(batch.shape[0]),
-                pending=proposed(pending, batch),
-                seen=rows_seen(dataset),
             )
             self._log(stats)
             return new_state, batch

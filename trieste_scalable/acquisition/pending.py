@@ -19,8 +19,8 @@ end every batch after a few failures, and a MINI epoch would wait for it forever
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, Optional
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import tensorflow as tf
@@ -28,30 +28,120 @@ from trieste.data import Dataset
 from trieste.space import SearchSpace
 
 from ..numerics.rows import row_keys
+from .rule_state import check_state
 
 Points = tuple[tuple[float, ...], ...]
 """Points as nested tuples (frozen, hashable and JSON-able, as ``State`` values should be)."""
 
 
+PendingT = TypeVar("PendingT", bound="PendingState")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PendingState:
+    """The bookkeeping every rule state carries: the points proposed and not told yet
+    (``pending``), the dataset rows seen when they were proposed (``seen``) and the points whose
+    evaluation failed (``failed``). A rule's state subclasses it (a frozen dataclass decorated
+    with :func:`~.rule_state.saved_state`), as Trieste's ``AsynchronousRuleState`` holds the
+    pending points of its asynchronous rules; its fields are keyword-only.
+
+    :ivar pending: Points proposed and not told yet.
+    :ivar seen: Dataset rows when they were proposed.
+    :ivar failed: Points whose evaluation failed: never proposed again, never hallucinated.
+    """
+
+    pending: Points = ()
+    seen: int = 0
+    failed: Points = ()
+
+    @classmethod
+    def continued(cls: type[PendingT], state: Optional[Any], rule: object) -> PendingT:
+        """``state`` (a fresh one for ``None``), refused if it is not of this type.
+
+        :raise TypeError: If ``state`` was saved by another rule (:func:`~.rule_state.check_state`).
+        """
+        check_state(state, cls, rule)
+        return state if state is not None else cls()
+
+    def restarted(
+        self: PendingT, *, pending: np.ndarray, failed: np.ndarray, seen: int
+    ) -> PendingT:
+        """This state with ``pending`` [P, D] still being evaluated, ``failed`` [F, D] given up
+        and ``seen`` dataset rows told (a campaign resumed or replayed); the rule's own fields
+        are kept."""
+        return replace(
+            self,
+            pending=proposed(pending[:0], pending),
+            seen=seen,
+            failed=proposed(failed[:0], failed),
+        )
+
+    def outstanding(self, dataset: Optional[Dataset]) -> np.ndarray:
+        """The pending points not told yet [P, D] (:func:`outstanding`)."""
+        return outstanding(self.pending, self.seen, dataset)
+
+    def failures(self, dataset: Optional[Dataset]) -> np.ndarray:
+        """The failed points [F, D] (:func:`failed_points`)."""
+        return failed_points(self.failed, dataset)
+
+    def proposing(
+        self: PendingT,
+        still_pending: np.ndarray,
+        batch: tf.Tensor | np.ndarray,
+        dataset: Optional[Dataset],
+        **changes: Any,
+    ) -> PendingT:
+        """The state after proposing ``batch`` [B, D] with ``still_pending`` [P, D] outstanding
+        and ``dataset`` told, with the rule's own ``changes``."""
+        return replace(
+            self, pending=proposed(still_pending, batch), seen=rows_seen(dataset), **changes
+        )
+
+    def with_failures(self: PendingT, points: np.ndarray) -> PendingT:
+        """The state after the evaluations of ``points`` [F, D] failed: one copy of each taken
+        off the pending points and kept in the failed ones."""
+        if not len(points):
+            return self
+        points = np.asarray(points, dtype=np.float64)
+        pending = np.asarray(self.pending, dtype=np.float64).reshape(-1, points.shape[1])
+        keep = np.ones(len(pending), dtype=bool)
+        if len(pending):  # none pending (a state restored before its batch): nothing to take off
+            keys = row_keys(pending)
+            for key in row_keys(points):
+                copies = np.flatnonzero((keys == key) & keep)
+                keep[copies[:1]] = False
+        failed = np.asarray(self.failed, dtype=np.float64).reshape(-1, points.shape[1])
+        return replace(
+            self, pending=proposed(pending[keep], pending[:0]), failed=proposed(failed, points)
+        )
+
+
+@runtime_checkable
+class KeepsPendingPoints(Protocol):
+    """A rule whose state keeps pending and failed points: campaigns hand it what is pending
+    and what failed when they start, resume or replay it (:func:`initial_state`)."""
+
+    state_type: type[PendingState]
+
+
+def initial_state(
+    rule: object, *, pending: np.ndarray, failed: np.ndarray, seen: int
+) -> Optional[PendingState]:
+    """The state a rule starts a campaign with, shared by ``screen`` and the prospective replay:
+    ``None`` (a fresh start) where nothing is pending or failed or the rule keeps no pending
+    points, else its fresh state with them (:meth:`PendingState.restarted`)."""
+    if not (len(pending) or len(failed)) or not isinstance(rule, KeepsPendingPoints):
+        return None
+    return rule.state_type().restarted(pending=pending, failed=failed, seen=seen)
+
+
 def with_failures(state: Any, points: np.ndarray) -> Any:
-    """``state`` after the evaluations of ``points`` [F, D] failed: one copy of each taken off
-    its ``pending`` points (where it is one) and kept in its ``failed`` ones. A state without
-    ``failed`` (a rule of the user's) is returned as it is: its failed points stay pending, as
-    before."""
-    if not len(points) or state is None or not hasattr(state, "failed"):
+    """``state`` after the evaluations of ``points`` [F, D] failed
+    (:meth:`PendingState.with_failures`). Any other state (a rule of the user's) is returned as
+    it is: its failed points stay pending."""
+    if state is None or not isinstance(state, PendingState):
         return state
-    points = np.asarray(points, dtype=np.float64)
-    pending = np.asarray(state.pending, dtype=np.float64).reshape(-1, points.shape[1])
-    keep = np.ones(len(pending), dtype=bool)
-    if len(pending):  # none pending (a state restored before its batch): nothing to take off
-        keys = row_keys(pending)
-        for key in row_keys(points):
-            copies = np.flatnonzero((keys == key) & keep)
-            keep[copies[:1]] = False
-    failed = proposed(
-        np.asarray(state.failed, dtype=np.float64).reshape(-1, points.shape[1]), points
-    )
-    return replace(state, pending=proposed(pending[keep], pending[:0]), failed=failed)
+    return state.with_failures(points)
 
 
 def failed_points(failed: Points, dataset: Optional[Dataset]) -> np.ndarray:

@@ -14,21 +14,17 @@ from trieste.types import State, TensorType
 
 from ..numerics.bits import take_rows
 from .candidates import EvaluatedCandidates, candidate_rows, num_candidates
-from .pending import Points, failed_points, outstanding, proposed, rows_seen
-from .rule_state import check_state, saved_state
+from .pending import PendingState
+from .rule_state import saved_state
 
 
 @saved_state
 @dataclass(frozen=True)
-class RandomState:
-    """Batches drawn so far by :class:`RandomRule` (it seeds the next batch) and the points
-    proposed and not told yet and those that failed
-    (:mod:`~trieste_scalable.acquisition.pending`)."""
+class RandomState(PendingState):
+    """Batches drawn so far by :class:`RandomRule` (it seeds the next batch), with the pending
+    and failed points (:class:`~trieste_scalable.acquisition.pending.PendingState`)."""
 
     num_batches: int = 0
-    pending: Points = ()
-    seen: int = 0
-    failed: Points = ()
 
 
 class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], SearchSpace, Any]):
@@ -53,10 +49,8 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
             evaluated = self._evaluated(search_space, dataset)
 
         def state_func(state: Optional[RandomState]) -> tuple[RandomState, TensorType]:
-            check_state(state, RandomState, self)
-            state = state or RandomState()
-            pending = outstanding(state.pending, state.seen, dataset)
-            failed = failed_points(state.failed, dataset)
+            state = RandomState.continued(state, self)
+            pending, failed = state.outstanding(dataset), state.failures(dataset)
             excluded = self._evaluated.among(search_space, pending)
             excluded |= self._evaluated.among(search_space, failed)
             allowed = np.flatnonzero(~(evaluated | excluded))
@@ -64,9 +58,9 @@ class RandomRule(AcquisitionRule[State[Optional[RandomState], TensorType], Searc
             rng = np.random.default_rng([self._seed, state.num_batches])
             index = rng.choice(allowed, size=size, replace=False)
             batch = take_rows(candidate_rows(search_space), index)
-            seen = rows_seen(dataset)
-            new = RandomState(state.num_batches + 1, proposed(pending, batch), seen, state.failed)
-            return new, batch
+            return state.proposing(
+                pending, batch, dataset, num_batches=state.num_batches + 1
+            ), batch
 
         return state_func
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
@@ -31,8 +31,8 @@ from .candidates import (
     space_dtype,
 )
 from .pathwise_source import PathwiseSource, pathwise_source
-from .pending import Points, failed_points, no_points, outstanding, proposed, rows_seen
-from .rule_state import check_state, saved_state
+from .pending import PendingState, no_points
+from .rule_state import saved_state
 from .summaries import LogsStatistics
 from .thompson_refinement import box_batch, paired_value_and_gradient
 from .thompson_signs import SignFeatures
@@ -42,15 +42,12 @@ _FIRST_RANKS = 16  # candidates ranked per sample on the first try (see _discret
 
 @saved_state
 @dataclass(frozen=True)
-class ThompsonState:
+class ThompsonState(PendingState):
     """Number of batches drawn so far (it seeds the next batch, so a restored Ask/Tell run draws
-    the samples it would have drawn), the points proposed and not told yet and those whose
-    evaluation failed (:mod:`.pending`)."""
+    the samples it would have drawn), with the pending and failed points
+    (:class:`~.pending.PendingState`)."""
 
     num_batches: int = 0
-    pending: Points = ()
-    seen: int = 0
-    failed: Points = ()
 
 
 class BatchThompsonSampling(
@@ -179,17 +176,14 @@ class BatchThompsonSampling(
         model, dataset = objective_of(models, datasets, search_space)
 
         def state_func(state: Optional[ThompsonState]) -> tuple[ThompsonState, TensorType]:
-            check_state(state, ThompsonState, self)
-            state = state or ThompsonState()
+            state = ThompsonState.continued(state, self)
             seeds = np.random.default_rng([self._seed, state.num_batches]).integers(2**31, size=4)
-            pending = outstanding(state.pending, state.seen, dataset)
-            failed = failed_points(state.failed, dataset)
+            pending, failed = state.outstanding(dataset), state.failures(dataset)
             batch = self._batch(
                 search_space, model, dataset, seeds, pending, state.num_batches, failed
             )
-            new_pending, seen = proposed(pending, batch), rows_seen(dataset)
-            return replace(
-                state, num_batches=state.num_batches + 1, pending=new_pending, seen=seen
+            return state.proposing(
+                pending, batch, dataset, num_batches=state.num_batches + 1
             ), batch
 
         return state_func

@@ -3,10 +3,13 @@ its GP's fixed hyperparameters and the rule of an :class:`~.spec.campaign.Optimi
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from .engine.loop import CampaignResult
 from .spec.campaign import OptimizeSpec
+
+_log = logging.getLogger(__name__)
 
 
 def run_optimize(spec: OptimizeSpec) -> CampaignResult:
@@ -22,7 +25,7 @@ def run_optimize(spec: OptimizeSpec) -> CampaignResult:
 
     problem = get_problem(spec.problem, spec.num_candidates, seed=spec.seed)
     spec.check_counts(len(problem.points))
-    print(
+    _log.info(
         f"{spec.algorithm} on {problem.name}: {len(problem.points)} candidates in "
         f"d={problem.points.shape[1]}, budget {spec.budget}; logs in {spec.logdir}"
     )

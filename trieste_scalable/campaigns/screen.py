@@ -20,13 +20,14 @@ defaults. Each is checked for type and range before anything is read or written.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..errors import CampaignError, UsageError
+from ..errors import CampaignError
 from ..problems.molecules import for_library, library_label
 from ..problems.screening import ScreeningProblem
 from ..problems.top_k import TopKFound, top_k_found
@@ -34,6 +35,8 @@ from .algorithms.memory_estimate import check_memory
 from .engine.loop import CampaignResult
 from .spec.defaults import resolved
 from .spec.library import ScreenSpec
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -91,30 +94,27 @@ def _run_screen(spec: ScreenSpec) -> ScreenResult:
         ) from None
     higher = not (spec.lower_is_better or spec.objective.startswith("dock:"))
     oracle = None if is_table_objective(spec.objective) else _oracle(spec, None)
-    print(f"featurising {spec.library} (cached after the first run)...")
-    try:
-        problem = screening_problem(
-            spec.library,
-            spec.objective if is_table_objective(spec.objective) else None,
-            *spec.fingerprint_settings,
-            noise_std=spec.noise,
-            skip_invalid=spec.skip_invalid,
-            progress=not spec.quiet,
-            higher_is_better=higher,
-        )
-    except ValueError as error:  # the library or its settings: a usage error
-        raise UsageError(str(error)) from error
+    _log.info(f"featurising {spec.library} (cached after the first run)...")
+    problem = screening_problem(
+        spec.library,
+        spec.objective if is_table_objective(spec.objective) else None,
+        *spec.fingerprint_settings,
+        noise_std=spec.noise,
+        skip_invalid=spec.skip_invalid,
+        progress=not spec.quiet,
+        higher_is_better=higher,
+    )
     spec.check_counts(len(problem.points))
     memory = check_memory(spec, len(problem.points))
     if is_table_objective(spec.objective):
         oracle = _oracle(spec, problem)
-    print(
+    _log.info(
         f"{spec.algorithm} screening {len(problem.points)} unique fingerprints "
         f"({problem.num_molecules} molecules) for {spec.objective}; budget {spec.budget}, "
         f"logs in {spec.logdir}; about {memory.total / 1e9:.1f} GB of memory at the last batch"
     )
     if spec.dictionary_note():
-        print(f"{spec.algorithm}: {spec.dictionary_note()}")
+        _log.info(f"{spec.algorithm}: {spec.dictionary_note()}")
     models = library_models(spec, spec.noise, _scoring_actors(spec))
     result = run_session(problem, spec, models, oracle, _ray_workers(spec))
     logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()
@@ -160,10 +160,7 @@ def _oracle(spec: ScreenSpec, problem: Optional[ScreeningProblem]) -> Optional[A
         scores = np.array([problem.user_value(v) for v in problem.values])
         table = TableOracle.of(problem.labels, scores, spec.objective)
         return Oriented(table, problem.higher_is_better)
-    try:
-        return oracle_for(spec.objective, spec.lower_is_better)
-    except ValueError as error:
-        raise UsageError(str(error)) from error
+    return oracle_for(spec.objective, spec.lower_is_better)
 
 
 def _scoring_actors(spec: ScreenSpec) -> Any:

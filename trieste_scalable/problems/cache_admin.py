@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Optional
 
+from ..errors import UsageError
+
 UNRECORDED = "(unrecorded)"
 SHARED = "(chunks: any library)"
 TEMPORARY = "(temporary)"
@@ -134,10 +136,10 @@ def remove(
 def parse_size(text: str) -> int:
     """Bytes of ``"500M"``, ``"10G"``, ``"2.5T"`` or a plain number.
 
-    :raise ValueError: On anything else."""
+    :raise UsageError: On anything else."""
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)B?\s*", text.upper())
     if not match:
-        raise ValueError(f"a size is a number of bytes with K, M, G or T, got {text!r}")
+        raise UsageError(f"a size is a number of bytes with K, M, G or T, got {text!r}")
     return int(float(match[1]) * 1024 ** "_KMGT".index(match[2] or "_"))
 
 

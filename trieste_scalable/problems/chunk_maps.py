@@ -23,6 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
 from ..numerics.cores import usable_cores
 from .featurise import fingerprint_chunk
 
@@ -38,7 +39,7 @@ class ProcessChunkMap:
 
     def __init__(self, processes: Optional[int] = None):
         if processes is not None and processes < 1:
-            raise ValueError(f"processes must be positive, got {processes}")
+            raise UsageError(f"processes must be positive, got {processes}")
         self.cpus = processes or usable_cores()
         self._pool: Optional[ProcessPoolExecutor] = None
 

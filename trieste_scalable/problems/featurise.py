@@ -24,6 +24,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
 from ..files import replace_atomically
 from .molecules import (
     CACHE_VERSION,
@@ -51,7 +52,7 @@ def fingerprint_library(
     """The indices of the parsed SMILES [N] and their bit-packed fingerprints [N, W] (uint8,
     ``W = ceil(width / 8)``; :func:`~trieste_scalable.numerics.bits.unpack_bits` restores them).
 
-    :raise ValueError: Listing the first unparseable SMILES, unless ``skip_invalid``; or if
+    :raise UsageError: Listing the first unparseable SMILES, unless ``skip_invalid``; or if
         none parses.
     """
     parts = map_chunks(fingerprint_chunk, smiles, (kind, radius, size), processes, progress)
@@ -59,13 +60,13 @@ def fingerprint_library(
     bad = [int(o + i) for o, (failed, _) in zip(offsets, parts) for i in failed.tolist()]
     if bad and not skip_invalid:
         shown = ", ".join(f"#{i + 1} {smiles[i]!r}" for i in bad[:5])
-        raise ValueError(
+        raise UsageError(
             f"{len(bad)} SMILES could not be parsed (first: {shown}); fix them or pass "
             "--skip-invalid to leave them out"
         )
     kept = np.setdiff1d(np.arange(len(smiles)), np.array(bad, dtype=np.int64))
     if kept.size == 0:
-        raise ValueError("no SMILES in the library could be parsed")
+        raise UsageError("no SMILES in the library could be parsed")
     return kept, np.concatenate([packed for _, packed in parts])
 
 

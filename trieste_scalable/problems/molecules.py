@@ -22,9 +22,9 @@ import csv
 import gzip
 import hashlib
 import importlib.util
+import logging
 import math
 import os
-import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -32,7 +32,10 @@ from typing import Callable, Iterator, Literal, Optional
 
 import numpy as np
 
+from ..errors import UsageError
 from ..files import file_hash, replace_atomically, text_file
+
+_log = logging.getLogger(__name__)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BUILTIN_LIBRARIES = {"moses-20k": 20_000, "moses-100k": 100_000, "enamine-10k": 10_560}
@@ -53,7 +56,7 @@ def load_smiles(library: str) -> list[str]:
     """The SMILES of a built-in library name, ``moses-full`` or a file path, read line by line
     (a file of millions of molecules is never held as text and rows at once).
 
-    :raise ValueError: If the file does not exist, has no SMILES column or is empty, or
+    :raise UsageError: If the file does not exist, has no SMILES column or is empty, or
         ``moses-full`` is asked for without the ``molsets`` package.
     """
     if library == "enamine-10k":
@@ -67,10 +70,10 @@ def load_smiles(library: str) -> list[str]:
         paths = [Path(library)]
         if not paths[0].is_file():
             choices = sorted([*BUILTIN_LIBRARIES, MOSES_FULL])
-            raise ValueError(f"library {library!r} is neither a file nor one of {choices}")
+            raise UsageError(f"library {library!r} is neither a file nor one of {choices}")
     smiles = [s for path in paths for s in read_smiles(path) if s]
     if not smiles:
-        raise ValueError(f"library {library!r} contains no molecules")
+        raise UsageError(f"library {library!r} contains no molecules")
     return smiles
 
 
@@ -79,13 +82,13 @@ def moses_full_files() -> list[Path]:
     in the ``molsets`` package, found without importing it (its own imports need PyTorch and
     more; ``pip install --no-deps molsets`` is enough).
 
-    :raise ValueError: If it is not installed.
+    :raise UsageError: If it is not installed.
     """
     spec = importlib.util.find_spec("moses")
     locations = list(spec.submodule_search_locations or []) if spec else []
     paths = [Path(p) / "dataset" / "data" / name for p in locations[:1] for name in MOSES_FILES]
     if not paths or not all(path.is_file() for path in paths):
-        raise ValueError(
+        raise UsageError(
             f"library {MOSES_FULL!r} reads the MOSES data files of the molsets package: "
             "install it with `pip install --no-deps molsets` (its dependencies are not needed)"
         )
@@ -96,7 +99,7 @@ def read_smiles(path: Path) -> Iterator[str]:
     """SMILES of a .smi file (first field of each line) or a CSV's ``smiles`` column (any case),
     optionally gzipped.
 
-    :raise ValueError: Naming the file if it cannot be read (``text_file``) or a
+    :raise UsageError: Naming the file if it cannot be read (``text_file``) or a
         CSV has no ``smiles`` column.
     """
     with text_file(path, "library") as handle:
@@ -107,7 +110,7 @@ def read_smiles(path: Path) -> Iterator[str]:
         header = [name.strip() for name in next(reader, [])]
         lower = [name.lower() for name in header]
         if "smiles" not in lower:
-            raise ValueError(f"{path} has no 'smiles' column (columns: {header})")
+            raise UsageError(f"{path} has no 'smiles' column (columns: {header})")
         column = lower.index("smiles")
         yield from (row[column].strip() for row in reader if len(row) > column)
 
@@ -115,7 +118,7 @@ def read_smiles(path: Path) -> Iterator[str]:
 def parse(smiles: list[str], skip_invalid: bool = False) -> tuple[list, np.ndarray]:
     """RDKit molecules of ``smiles`` and the indices kept.
 
-    :raise ValueError: Listing the first unparseable SMILES, unless ``skip_invalid``.
+    :raise UsageError: Listing the first unparseable SMILES, unless ``skip_invalid``.
     """
     from rdkit import Chem, RDLogger
 
@@ -124,13 +127,13 @@ def parse(smiles: list[str], skip_invalid: bool = False) -> tuple[list, np.ndarr
     bad = [i for i, m in enumerate(molecules) if m is None]
     if bad and not skip_invalid:
         shown = ", ".join(f"#{i + 1} {smiles[i]!r}" for i in bad[:5])
-        raise ValueError(
+        raise UsageError(
             f"{len(bad)} SMILES could not be parsed (first: {shown}); fix them or pass "
             "--skip-invalid to leave them out"
         )
     kept = np.array([i for i, m in enumerate(molecules) if m is not None], dtype=np.int64)
     if kept.size == 0:
-        raise ValueError("no SMILES in the library could be parsed")
+        raise UsageError("no SMILES in the library could be parsed")
     return [molecules[i] for i in kept], kept
 
 
@@ -150,13 +153,13 @@ kernel on the bits is the MinMax kernel on the counts) or only flags features.""
 
 
 def check_fingerprint(kind: str, radius: int, size: int) -> None:
-    """:raise ValueError: On an unknown kind, a radius below 1 or a width below 8."""
+    """:raise UsageError: On an unknown kind, a radius below 1 or a width below 8."""
     if kind not in FINGERPRINTS:
-        raise ValueError(f"unknown fingerprint {kind!r}: choose from {', '.join(FINGERPRINTS)}")
+        raise UsageError(f"unknown fingerprint {kind!r}: choose from {', '.join(FINGERPRINTS)}")
     if not (isinstance(radius, int) and radius >= 1):
-        raise ValueError(f"the fingerprint radius must be a positive integer, got {radius!r}")
+        raise UsageError(f"the fingerprint radius must be a positive integer, got {radius!r}")
     if not (isinstance(size, int) and size >= 8):
-        raise ValueError(f"the fingerprint width must be an integer of at least 8, got {size!r}")
+        raise UsageError(f"the fingerprint width must be an integer of at least 8, got {size!r}")
 
 
 def fingerprints(
@@ -321,9 +324,9 @@ def cached(
             problem = f"shape {value.shape} does not fit this library"
         except (OSError, ValueError, EOFError) as error:
             problem = str(error) or type(error).__name__
-        print(f"cache entry {path} is damaged ({problem}); recomputing it", file=sys.stderr)
+        _log.warning(f"cache entry {path} is damaged ({problem}); recomputing it")
     elif path.exists():  # a directory or other non-file in the entry's place: left alone
-        print(f"cache entry {path} is not a file; computing without the cache", file=sys.stderr)
+        _log.warning(f"cache entry {path} is not a file; computing without the cache")
         return compute()
     path.parent.mkdir(parents=True, exist_ok=True)
     if write is None:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
 from .molecules import OBJECTIVES
 from .score_table import TableSpec, is_score_table
 
@@ -133,14 +134,14 @@ def _import(module: str) -> Any:
 def resolve(module: str, function: str) -> Callable[[str], float]:
     """The callable ``module.function``.
 
-    :raise ValueError: If the module cannot be imported or has no such callable.
+    :raise UsageError: If the module cannot be imported or has no such callable.
     """
     try:
         found: Any = getattr(_import(module), function)
     except (ImportError, AttributeError) as error:
-        raise ValueError(f"cannot load objective {module}:{function} ({error})") from None
+        raise UsageError(f"cannot load objective {module}:{function} ({error})") from None
     if not callable(found):
-        raise ValueError(f"objective {module}:{function} is not callable")
+        raise UsageError(f"objective {module}:{function} is not callable")
     return found  # type: ignore[no-any-return]
 
 
@@ -148,7 +149,7 @@ def oracle_for(spec: str, lower_is_better: bool = False) -> Oriented:
     """The oracle of an ``--objective`` value (module docstring), checked on the driver: the
     user's function imports and dockstring knows the target.
 
-    :raise ValueError: On an unknown or unloadable objective, or a score table (its oracle is
+    :raise UsageError: On an unknown or unloadable objective, or a score table (its oracle is
         :meth:`TableOracle.of` the library's matched scores).
     """
     if is_score_table(spec):
@@ -159,7 +160,7 @@ def oracle_for(spec: str, lower_is_better: bool = False) -> Oriented:
     if kind == "python":
         module, _, function = rest.rpartition(":")
         if not module or not function:
-            raise ValueError(f"expected python:module:function, got {spec!r}")
+            raise UsageError(f"expected python:module:function, got {spec!r}")
         resolve(module, function)
         return Oriented(PythonOracle(module, function), not lower_is_better)
     _check_docking_target(rest)
@@ -170,11 +171,11 @@ def _check_docking_target(target: str) -> None:
     try:
         from dockstring import list_all_target_names
     except ImportError:
-        raise ValueError(
+        raise UsageError(
             "docking needs dockstring and openbabel: pip install 'trieste-scalable[docking]'"
         ) from None
     if target not in list_all_target_names():
-        raise ValueError(f"dockstring has no target {target!r} (it has e.g. DRD2, ESR1, PARP1)")
+        raise UsageError(f"dockstring has no target {target!r} (it has e.g. DRD2, ESR1, PARP1)")
 
 
 def is_table_objective(spec: str) -> bool:
@@ -182,7 +183,7 @@ def is_table_objective(spec: str) -> bool:
     library up front (so recall can be scored); other objectives are only known where
     evaluated.
 
-    :raise ValueError: If ``spec`` is none of the four kinds (module docstring), or names a
+    :raise UsageError: If ``spec`` is none of the four kinds (module docstring), or names a
         score table that is not a file.
     """
     if spec in OBJECTIVES:
@@ -192,7 +193,7 @@ def is_table_objective(spec: str) -> bool:
         return True
     if spec.partition(":")[0] in ("python", "dock"):
         return False
-    raise ValueError(
+    raise UsageError(
         f"unknown objective {spec!r}: one of {sorted(OBJECTIVES)}, table:FILE[:COLUMN], "
         "python:module:function or dock:TARGET"
     )

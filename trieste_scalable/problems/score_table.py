@@ -15,8 +15,8 @@ how many rows had no score or an unparseable SMILES, is reported once.
 from __future__ import annotations
 
 import csv
+import logging
 import math
-import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
 from ..files import text_file
+
+_log = logging.getLogger(__name__)
 
 PREFIX = "table:"
 SHIPPED = {"enamine-10k-4unn": "enamine10k/4unn_scores.csv.gz"}
@@ -68,10 +71,10 @@ class TableSpec:
         """``table:FILE[:COLUMN]``; a ``FILE`` that itself exists wins over a split at its
         last colon.
 
-        :raise ValueError: If the spec is not a table's, or the file does not exist.
+        :raise UsageError: If the spec is not a table's, or the file does not exist.
         """
         if not is_score_table(spec):
-            raise ValueError(f"expected table:FILE[:COLUMN], got {spec!r}")
+            raise UsageError(f"expected table:FILE[:COLUMN], got {spec!r}")
         rest = renamed(spec)[len(PREFIX) :]
         if rest in SHIPPED:
             from .molecules import DATA
@@ -82,7 +85,7 @@ class TableSpec:
         path, _, column = rest.rpartition(":")
         if path and Path(path).is_file() and column:
             return cls(Path(path), column)
-        raise ValueError(f"score table {rest!r} is not a file (expected table:FILE[:COLUMN])")
+        raise UsageError(f"score table {rest!r} is not a file (expected table:FILE[:COLUMN])")
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,7 @@ def read_table(spec: TableSpec, higher_is_better: bool, progress: bool = False) 
     """Read and canonicalise a score table (canonical SMILES cached in chunks on disk,
     :func:`~.featurise.map_chunks`).
 
-    :raise ValueError: Naming the file, on a missing header, SMILES or score column, a column
+    :raise UsageError: Naming the file, on a missing header, SMILES or score column, a column
         that holds no numbers, or a table with no usable row.
     """
     smiles, raw, column = _rows(spec)
@@ -127,7 +130,7 @@ def read_table(spec: TableSpec, higher_is_better: bool, progress: bool = False) 
         else:
             scores[key] = value
     if not scores:
-        raise ValueError(f"score table {spec.path} has no row with a SMILES and a finite score")
+        raise UsageError(f"score table {spec.path} has no row with a SMILES and a finite score")
     notes = [
         f"{count} {what}"
         for count, what in (
@@ -146,24 +149,23 @@ def table_scores(
     """The scores of ``library``'s SMILES [N] from the table of ``spec`` (NaN where it has
     none), with what was merged, skipped or unmatched reported on standard error.
 
-    :raise ValueError: On a bad table (:func:`read_table`) or one that scores no molecule of
+    :raise UsageError: On a bad table (:func:`read_table`) or one that scores no molecule of
         the library.
     """
     table = read_table(TableSpec.parse(spec), higher_is_better, progress)
     values = table.lookup(canonical_smiles(library, progress=progress))
     matched = int(np.isfinite(values).sum())
     if matched == 0:
-        raise ValueError(
+        raise UsageError(
             f"score table {spec[len(PREFIX) :]} scores none of the library's {len(library)} "
             "molecules (matched by canonical SMILES)"
         )
     notes = list(table.notes)
     if matched < len(library):
         notes.append(f"{len(library) - matched} library molecules have no score (they fail)")
-    print(
+    _log.warning(
         f"{spec}: column {table.column!r}, {matched} of {len(library)} molecules scored"
-        + "".join(f"; {note}" for note in notes),
-        file=sys.stderr,
+        + "".join(f"; {note}" for note in notes)
     )
     return values
 
@@ -195,20 +197,20 @@ def _rows(spec: TableSpec) -> tuple[list[str], list[str], str]:
     with text_file(path, "score table") as handle:
         rows = list(csv.reader(handle, delimiter="\t" if tab else ","))
     if not rows:
-        raise ValueError(f"score table {path} is empty")
+        raise UsageError(f"score table {path} is empty")
     header = [name.strip() for name in rows[0]]
     lower = [name.lower() for name in header]
     if "smiles" not in lower:
-        raise ValueError(f"score table {path} has no 'smiles' column (columns: {header})")
+        raise UsageError(f"score table {path} has no 'smiles' column (columns: {header})")
     at = lower.index("smiles")
     body = [row for row in rows[1:] if len(row) > at and row[at].strip()]
     if spec.column is not None:
         if spec.column not in header:
-            raise ValueError(f"score table {path} has no column {spec.column!r} ({header})")
+            raise UsageError(f"score table {path} has no column {spec.column!r} ({header})")
         column = header.index(spec.column)
         if not any(_number(_cell(row, column)) is not None for row in body):
             shown = [_cell(row, column) for row in body[:3]]
-            raise ValueError(
+            raise UsageError(
                 f"score table {path}: column {spec.column!r} holds no finite number (first "
                 f"cells: {shown})"
             )
@@ -218,11 +220,11 @@ def _rows(spec: TableSpec) -> tuple[list[str], list[str], str]:
         if not numeric:
             floats = [j for j in beside if any(_is_float(_cell(r, j)) for r in body)]
             if floats:
-                raise ValueError(
+                raise UsageError(
                     f"score table {path}: column {header[floats[0]]!r} holds numbers, but none "
                     "finite (all NaN or inf)"
                 )
-            raise ValueError(f"score table {path} has no numeric column beside SMILES ({header})")
+            raise UsageError(f"score table {path} has no numeric column beside SMILES ({header})")
         column = numeric[0]
     return [row[at].strip() for row in body], [_cell(row, column) for row in body], header[column]
 

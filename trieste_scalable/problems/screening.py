@@ -17,6 +17,7 @@ from typing import Callable, Optional
 import numpy as np
 import tensorflow as tf
 
+from ..errors import UsageError
 from ..numerics.bits import PackedRows, aligned_rows, pack_rows, shared_tensor
 from ..numerics.rows import first_occurrences
 from ..packed_space import PackedSearchSpace
@@ -167,17 +168,17 @@ def screening_problem(
     :param fingerprint: A kind of :data:`~.molecules.FINGERPRINTS`, ``radius`` (Morgan's) and
         ``size`` (bits, before the unary encoding of counts) its settings.
     :param higher_is_better: The direction of the user's scores (module docstring).
-    :raise ValueError: On an unknown objective or fingerprint, an empty library, unparseable
+    :raise UsageError: On an unknown objective or fingerprint, an empty library, unparseable
         SMILES or a score table that cannot be used.
     """
     if objective is not None and objective not in OBJECTIVES and not is_score_table(objective):
-        raise ValueError(
+        raise UsageError(
             f"unknown objective {objective!r}: choose from {sorted(OBJECTIVES)} or "
             "table:FILE[:COLUMN]"
         )
     check_fingerprint(fingerprint, radius, size)
     if noise_std < 0:
-        raise ValueError(f"noise must be non-negative, got {noise_std}")
+        raise UsageError(f"noise must be non-negative, got {noise_std}")
     if is_store(library):
         store = LibraryStore(library)
         return _store_problem(store, objective, fingerprint, noise_std, progress, higher_is_better)
@@ -268,7 +269,7 @@ def _store_problem(
     objective's values computed once per store and cached."""
     settings = store.fingerprint
     if settings["kind"] != fingerprint:
-        raise ValueError(
+        raise UsageError(
             f"{store.path} holds {settings['kind']} fingerprints ({settings['size']} bits, radius "
             f"{settings['radius']}), not {fingerprint}: pass --fingerprint {settings['kind']}"
         )

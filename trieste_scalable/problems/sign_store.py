@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import sys
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -11,6 +11,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from .molecules import CACHE_LIBRARY, cached, for_library
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class LibrarySignStore:
                     "sign-features", key, once, valid=_fits(shape), mmap=True, directory=directory
                 )
         except OSError as error:
-            print(f"sign features not kept ({error}); computed here", file=sys.stderr)
+            _log.warning(f"sign features not kept ({error}); computed here")
             return once()
 
 

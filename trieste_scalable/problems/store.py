@@ -31,6 +31,7 @@ from typing import Any, Iterable, Iterator, Literal, Optional, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
 from ..files import file_hash, replace_atomically
 from ..numerics.rows import index_keys, row_hashes
 from .labels import Labels
@@ -42,8 +43,9 @@ SHARD_SIZE = 1_000_000
 SHARD_FILES = ("bits.npy", "ids.npy", "smi", "invalid.smi")
 
 
-class StoreError(ValueError):
-    """A store that is missing, damaged or not the one asked for (the message names the file)."""
+class StoreError(UsageError):
+    """A store that is missing, damaged or not the one asked for (the message names the file):
+    the library the user named cannot be used (exit code 2)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,7 @@ class LibraryStore:
 
     :raise StoreError: If the manifest is missing, of another format or damaged, or does not
         describe the shards on disk (:func:`check_shards`).
-    :raise ValueError: If it holds no molecules (as for an empty SMILES file).
+    :raise UsageError: If it holds no molecules (as for an empty SMILES file).
     """
 
     def __init__(self, path: Path | str):
@@ -71,7 +73,7 @@ class LibraryStore:
             raise StoreError(f"{self.path} is not complete: run `featurise` again to finish it")
         check_shards(self.path, self.manifest)
         if self.num_rows == 0:
-            raise ValueError(f"library {str(self.path)!r} contains no molecules")
+            raise UsageError(f"library {str(self.path)!r} contains no molecules")
         self._verified: dict[str, str] = {}  # shard name: content hash computed from its files
 
     @property

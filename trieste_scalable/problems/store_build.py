@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
+from ..errors import UsageError
 from ..files import replace_atomically
 from ..numerics.rows import first_occurrences, row_hashes
 from .featurise import CHUNK_SIZE, fingerprint_chunk
@@ -81,7 +82,7 @@ def build_store(
         no longer matches its hash.
     """
     if shard_size < 1:
-        raise ValueError(f"shard_size must be positive, got {shard_size}")
+        raise UsageError(f"shard_size must be positive, got {shard_size}")
     out, paths = Path(out), [Path(s) for s in sources]
     for path in paths:
         if not path.is_file():

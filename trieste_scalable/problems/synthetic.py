@@ -17,6 +17,7 @@ from trieste.data import Dataset
 from trieste.objectives import Hartmann6, Shekel4
 from trieste.space import DiscreteSearchSpace
 
+from ..errors import UsageError
 from ..numerics.bits import PackedRows
 from ..numerics.rows import RowIndex
 
@@ -211,4 +212,4 @@ def get_problem(name: str, num_points: Optional[int] = None, seed: int = 0) -> D
         return _trieste_problem(name, Hartmann6.objective, 6, num_points or 10_000, 0.5**0.5, seed)
     if name == "shekel4":
         return _trieste_problem(name, Shekel4.objective, 4, num_points or 10_000, 0.1**0.5, seed)
-    raise ValueError(f"unknown problem {name!r}: choose from rkhs8, rkhs3, hartmann6, shekel4")
+    raise UsageError(f"unknown problem {name!r}: choose from rkhs8, rkhs3, hartmann6, shekel4")

@@ -4,6 +4,7 @@ on it: ``run.json`` (the settings and the library's content hash) and ``rule_sta
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -14,6 +15,8 @@ from ..spec.campaign import CampaignSpec
 from ..spec.library import ScreenSpec
 from .records import EvaluationLog
 from .run_record import LIBRARY_HASH, changed_settings, read_record
+
+_log = logging.getLogger(__name__)
 
 RULE_STATE = "rule_state.json"
 
@@ -26,7 +29,7 @@ def saved_rule_state(path: Path, logged_batches: int, rule: Any, algorithm: str)
         another rule (naming the file, the rule and both state types).
     """
     if not path.is_file():
-        print(f"no {path.name}: the rule restarts from a fresh state")
+        _log.info(f"no {path.name}: the rule restarts from a fresh state")
         return None
     try:
         state, batch = rule_state.decode(path.read_text())

@@ -26,8 +26,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -39,6 +39,8 @@ from trieste.data import Dataset
 from ...errors import CampaignError
 from ..engine.evaluators import Evaluation
 from .lock import write_atomically
+
+_log = logging.getLogger(__name__)
 
 TIMING_COLUMNS = ["job", "submitted", "started", "finished", "worker", "error"]
 IN_FLIGHT = "in_flight.json"
@@ -165,7 +167,7 @@ class EvaluationLog:
         _, first = np.unique(jobs, return_index=True)
         if len(first) < len(jobs):  # a row written twice (e.g. copied by hand): told once
             again = sorted(set(range(len(jobs))) - set(first.tolist()))
-            print(
+            _log.info(
                 f"{self.path.name}: line {again[0] + 2} repeats job {jobs[again[0]]} "
                 f"({len(again)} repeated rows): each job is read once"
             )
@@ -229,10 +231,9 @@ class EvaluationLog:
             handle.truncate(cut)
             handle.flush()
             os.fsync(handle.fileno())
-        print(
+        _log.warning(
             f"{self.path}: dropped a partial last line written during a crash "
-            f"({self.dropped_partial_line!r}); its evaluation will be redone",
-            file=sys.stderr,
+            f"({self.dropped_partial_line!r}); its evaluation will be redone"
         )
 
 
@@ -294,7 +295,7 @@ def jobs_to_resubmit(
             still.append(job)
     dropped = sum(job.job not in logged for job in listed) - len(still)
     if dropped:
-        print(
+        _log.info(
             f"{path.name}: {dropped} listed candidates are logged already or listed twice; "
             "they are not evaluated again"
         )

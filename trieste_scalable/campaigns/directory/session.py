@@ -22,6 +22,7 @@ of why.
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -48,6 +49,8 @@ from .checks import RULE_STATE, check_same_campaign, refuse_overwrite, saved_rul
 from .lock import CampaignLock, write_atomically
 from .records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
 from .run_record import record
+
+_log = logging.getLogger(__name__)
 
 Workers = Callable[[Any], Evaluator]
 """Makes the evaluator that runs an oracle's evaluations on workers (the ``screen`` command's
@@ -181,7 +184,7 @@ def _resumed(
     once = files.log.screening  # a screening campaign evaluates each molecule once
     still = jobs_to_resubmit(listed, logged, len(problem.points), files.journal.path, once)
     next_job = max([next_job, *(logged.jobs + 1).tolist()])
-    print(f"resuming: {len(logged.jobs)} evaluations logged, {len(still)} were in flight")
+    _log.info(f"resuming: {len(logged.jobs)} evaluations logged, {len(still)} were in flight")
     return logged, still, next_job
 
 
@@ -214,7 +217,7 @@ def _proceed(
     left = spec.budget - sum(b > 0 for b in run.batches)
     data = run.told()
     if left <= 0:
-        print("the campaign had already reached its budget")
+        _log.info("the campaign had already reached its budget")
         return CampaignResult(data, int(np.sum(np.asarray(run.batches) == 0)))
     model, rule = build(data, left)
     state = None

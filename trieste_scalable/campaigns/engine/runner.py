@@ -26,7 +26,7 @@ from trieste.acquisition.rule import AcquisitionRule
 from trieste.data import Dataset
 
 from ...acquisition import rule_state
-from ...acquisition.pending import proposed
+from ...acquisition.pending import PendingState, initial_state
 from ...errors import CampaignError
 from ...problems import DiscreteProblem
 from ..directory.lock import write_atomically
@@ -128,20 +128,17 @@ class CampaignRun:
         whole_batches: bool,
     ) -> CampaignResult:
         """Run the engine for ``budget`` evaluations from the data told so far, submitting
-        ``resubmit`` first; ``state`` (the rule's, or ``None``) gets what is pending now: the
-        failed and the resubmitted points."""
+        ``resubmit`` first; ``state`` (the rule's, or ``None``) gets what is pending now, the
+        resubmitted points, and the failed ones (:func:`~.pending.initial_state`; a state of
+        the user's that is no :class:`~.pending.PendingState` is kept as it is)."""
         data = self.told()
         failed = [i for i, y in zip(self.ids, self.observed) if not np.isfinite(y)]
         again = np.asarray(self.problem.points[[job.index for job in resubmit]])
-        pending = np.asarray(self.problem.points[failed + [job.index for job in resubmit]])
-        if state is None and (failed or resubmit) and hasattr(rule, "state_type"):
-            state = rule.state_type()
-        if state is not None:  # a rule of the user's whose state has no failed points: pending
-            lost = np.asarray(self.problem.points[failed])
-            fields = dict(pending=proposed(again[:0], again), failed=proposed(lost[:0], lost))
-            if not hasattr(state, "failed"):
-                fields = dict(pending=proposed(pending[:0], pending))
-            state = dataclasses.replace(state, seen=len(data), **fields)
+        lost = np.asarray(self.problem.points[failed])
+        if isinstance(state, PendingState):
+            state = state.restarted(pending=again, failed=lost, seen=len(data))
+        elif state is None:
+            state = initial_state(rule, pending=again, failed=lost, seen=len(data))
         offset, earlier = self.round, [job.batch for job in resubmit]
 
         result = run_asynchronous(

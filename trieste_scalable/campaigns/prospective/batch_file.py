@@ -137,8 +137,6 @@ def _read_table(path: Path, required: Sequence[str]) -> _Table:
         rows = list(csv.reader(io.StringIO(text, newline=None), delimiter=delimiter))
     except csv.Error as error:
         raise UsageError(f"cannot read the filled-in batch {path} ({error})") from None
-    except ValueError as error:  # text_file's: missing, not UTF-8, damaged gzip
-        raise UsageError(str(error)) from None
     header = [name.strip().lower() for name in rows[0]]
     for name in required:
         same = [n for n, folded in enumerate(header) if folded == name]

@@ -28,7 +28,7 @@ those scores as its oracle.
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -57,6 +57,8 @@ from .tell import (
     filled_rows,
     same_tell,
 )
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -218,10 +220,7 @@ class ProspectiveCampaign:
                 self._live = None  # the model is rebuilt on the corrected scores
                 tell: dict[str, Any] = dict(rows=[], extras=[])
             elif interrupted is not None and same_tell(self.records, rows, interrupted):
-                print(
-                    f"this tell of {where} had been interrupted; it is logged now",
-                    file=sys.stderr,
-                )
+                _log.warning(f"this tell of {where} had been interrupted; it is logged now")
                 tell = interrupted
             else:
                 tell = checked_tell(self.records, rows, where, extra)
@@ -247,7 +246,7 @@ class ProspectiveCampaign:
                 for n, (s, job) in enumerate(zip(labels, jobs), 1)
             ]
             write_batch(path, rows)
-        print(f"batch {batch} was proposed before and is not told yet: {path}")
+        _log.info(f"batch {batch} was proposed before and is not told yet: {path}")
         return ProposedBatch(path, batch, labels, False)
 
     def _ask(
@@ -341,7 +340,7 @@ def _keep_changed_sizes(saved: Path, spec: ProposeSpec, library_hash: str) -> No
             saved,
             record(replace(kept, batch_size=spec.batch_size, budget=spec.budget), library_hash),
         )
-        print(f"{', '.join(changed)}: kept for the next batches ({saved})", file=sys.stderr)
+        _log.warning(f"{', '.join(changed)}: kept for the next batches ({saved})")
 
 
 def _problem(spec: ProposeSpec) -> ScreeningProblem:
@@ -354,15 +353,12 @@ def _problem(spec: ProposeSpec) -> ScreeningProblem:
         raise CampaignError(
             "prospective campaigns need RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
-    try:
-        with for_library(library_label(spec.library)):
-            return screening_problem(
-                spec.library,
-                None,
-                *spec.fingerprint_settings,
-                skip_invalid=spec.skip_invalid,
-                progress=not spec.quiet,
-                higher_is_better=not spec.lower_is_better,
-            )
-    except ValueError as error:
-        raise UsageError(str(error)) from error
+    with for_library(library_label(spec.library)):
+        return screening_problem(
+            spec.library,
+            None,
+            *spec.fingerprint_settings,
+            skip_invalid=spec.skip_invalid,
+            progress=not spec.quiet,
+            higher_is_better=not spec.lower_is_better,
+        )

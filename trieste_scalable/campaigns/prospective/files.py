@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
+import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
@@ -41,6 +41,8 @@ from ...problems.screening import ScreeningProblem
 from ..directory.lock import write_atomically
 from ..directory.records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations
 from .batch_file import read_proposed
+
+_log = logging.getLogger(__name__)
 
 ASKS, EXTRAS, TELLING = "asks.json", "extra_molecules.csv", "telling.json"
 CORRECTIONS = "corrections.csv"
@@ -279,11 +281,10 @@ class ProspectiveRecords:
         self.journal.write(sorted(pending, key=lambda job: job.job), beyond)
         if recovered:
             jobs = ", ".join(str(job.job) for job in recovered[:5])
-            print(
+            _log.warning(
                 f"{self.journal.path.name} did not list {len(recovered)} proposed molecules that "
                 f"were never logged (jobs {jobs}{', ...' if len(recovered) > 5 else ''}): they "
-                "are pending again",
-                file=sys.stderr,
+                "are pending again"
             )
 
     def _unlisted_jobs(self, known: set[int], logged: LoggedEvaluations) -> list[Job]:

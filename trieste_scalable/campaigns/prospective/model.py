@@ -12,7 +12,8 @@ as ``screen`` does: no replay, no decoding, no retracing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -20,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 from trieste.data import Dataset
 
-from ...acquisition.pending import proposed
+from ...acquisition.pending import KeepsPendingPoints, PendingState, initial_state
 from ...errors import CampaignError
 from ...problems.screening import ScreeningProblem
 from ..directory.checks import saved_rule_state
@@ -29,6 +30,8 @@ from ..engine.ask_tell import CampaignAskTell, set_rule_state
 from ..engine.evaluators import Evaluation
 from ..engine.proposer import tell
 from ..engine.runner import Build
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def next_batch(
         gone = not rule_state.is_file()
         set_rule_state(ask_tell, saved_rule_state(rule_state, batch - 1, rule, rule_name))
         tell(ask_tell, groups[-1])
-        if gone and hasattr(rule, "state_type"):
+        if gone and isinstance(rule, KeepsPendingPoints):
             rows = int(ask_tell.dataset.query_points.shape[0])
             set_rule_state(ask_tell, _rebuilt_state(problem, rule, history, rows))
     return _asked(ask_tell, model, batch, now, history.corrections)
@@ -188,31 +191,28 @@ def _first_state(
     history: History,
     logged_rows: int,
     told: int,
-) -> Any:
+) -> Optional[PendingState]:
     """The rule's state before its first acquisition, as ``screen`` starts it
-    (:meth:`~.runner.CampaignRun.proceed`): ``None``, or with the failed initial molecules and
-    those not told yet (pending)."""
-    failed = [e.point for e in group if e.failed]
+    (:func:`~trieste_scalable.acquisition.pending.initial_state`): with the failed initial
+    molecules and those not told yet (pending)."""
     told_jobs = set(history.logged.jobs[:logged_rows].tolist())
     waiting = [i for job, i in history.initial_jobs.items() if job not in told_jobs]
-    if not (failed or waiting) or not hasattr(rule, "state_type"):
-        return None
     width = problem.points.shape[1]
-    lost = np.stack(failed) if failed else np.zeros((0, width))
+    failed = np.reshape([e.point for e in group if e.failed], (-1, width))
     pending = np.asarray(problem.points[waiting]) if waiting else np.zeros((0, width))
-    fields = dict(pending=proposed(pending[:0], pending), failed=proposed(lost[:0], lost))
-    return replace(rule.state_type(), seen=told, **fields)
+    return initial_state(rule, pending=pending, failed=failed, seen=told)
 
 
-def _rebuilt_state(problem: ScreeningProblem, rule: Any, history: History, rows: int) -> Any:
+def _rebuilt_state(
+    problem: ScreeningProblem, rule: KeepsPendingPoints, history: History, rows: int
+) -> PendingState:
     """A fresh state of ``rule`` that has seen ``rows`` dataset rows, with the campaign's
     pending molecules and every failed one (a rule state deleted by hand)."""
-    print("the rule's pending and failed molecules are rebuilt from the campaign's records")
+    _log.info("the rule's pending and failed molecules are rebuilt from the campaign's records")
     failed = history.logged.ids[history.logged.failed]
     width = problem.points.shape[1]
-    points = [
+    pending, lost = (
         np.asarray(problem.points[np.sort(ids)]) if len(ids) else np.zeros((0, width))
         for ids in (history.pending, failed)
-    ]
-    fields = {name: proposed(p[:0], p) for name, p in zip(("pending", "failed"), points)}
-    return replace(rule.state_type(), seen=rows, **fields)
+    )
+    return rule.state_type().restarted(pending=pending, failed=lost, seen=rows)

@@ -4,12 +4,16 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from ..reporting.molecule_pictures import Found, best_molecules, write_best_molecules
 from ..reporting.screening_summary import plot_screening
 from .files import ProspectiveRecords
 from .tell import Told
+
+_log = logging.getLogger(__name__)
 
 
 def report_prospective(campaign: ProspectiveRecords, told: Told, library: str) -> None:
@@ -24,16 +28,18 @@ def report_prospective(campaign: ProspectiveRecords, told: Told, library: str) -
     found += [Found(e.smiles, e.score, e.batch, extra=True) for e in extras]
     higher = problem.higher_is_better
     if told.corrected:
-        print(f"corrected {told.corrected} scores (corrections.csv); the next propose uses them")
+        _log.info(
+            f"corrected {told.corrected} scores (corrections.csv); the next propose uses them"
+        )
     else:
-        print(
+        _log.info(
             f"told {told.scores} scores, {told.failed} failed evaluations (their reasons are in "
             f"evaluations.csv), {told.extra} extra molecules; {told.pending} proposed molecules "
             "are still pending"
         )
-    print("best molecules so far (score, SMILES):")
+    _log.info("best molecules so far (score, SMILES):")
     for f in best_molecules(found, higher, 5):
-        print(f"  {f.score:.4g}  {f.smiles}{'  (extra)' if f.extra else ''}")
+        _log.info(f"  {f.score:.4g}  {f.smiles}{'  (extra)' if f.extra else ''}")
     pictured = write_best_molecules(logdir, found, higher, len(found))
     scores = np.array([f.score for f in found])
     batches = np.array([f.batch for f in found], dtype=np.int64)
@@ -47,5 +53,7 @@ def report_prospective(campaign: ProspectiveRecords, told: Told, library: str) -
         name for name, done in (("summary.png", plotted), ("best_molecules.png", pictured)) if done
     ]
     if written:
-        print(f"wrote {', '.join(str(logdir / name) for name in written)}")
-    print(f"next batch: trieste-scalable propose --logdir {logdir} (with the campaign's settings)")
+        _log.info(f"wrote {', '.join(str(logdir / name) for name in written)}")
+    _log.info(
+        f"next batch: trieste-scalable propose --logdir {logdir} (with the campaign's settings)"
+    )

@@ -3,6 +3,7 @@ and ``summary.png``, both read from the whole log (resumed runs included)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,8 @@ from ..directory.records import EvaluationLog, LoggedEvaluations
 from ..engine.loop import CampaignResult
 from .molecule_pictures import Found, write_best_molecules
 from .screening_summary import plot_screening
+
+_log = logging.getLogger(__name__)
 
 
 def report(
@@ -30,7 +33,7 @@ def report(
     told = ~logged.failed
     after = logged.batches > 0
     busy = f"; its {result.num_workers} workers {result.utilisation:.0%} busy" if on_workers else ""
-    print(
+    _log.info(
         f"done in {seconds:.1f}s: {int(told.sum())} evaluations told, {int((~told).sum())} "
         f"failed, in {int(np.unique(logged.batches[after]).size)} batches{busy}"
     )
@@ -39,19 +42,19 @@ def report(
         if problem.values_known:
             ids = logged.ids[told]
             found = top_k_found(problem.values, ids)
-            print(
+            _log.info(
                 f"recall of the library's top 1%: {problem.recall(ids, 0.01):.3f}, "
                 f"top 10%: {problem.recall(ids, 0.1):.3f}; of its top {TOP_K}: "
                 f"{found.smiles:.2f} found (SMILES), {found.scores:.2f} (scores)"
             )
-        print("best molecules found (score, SMILES):")
+        _log.info("best molecules found (score, SMILES):")
         observed, ids = logged.observed[told], logged.ids[told]
         for n in np.argsort(observed)[:5]:
-            print(f"  {log.score(int(ids[n]), observed[n]):.4g}  {problem.labels[ids[n]]}")
+            _log.info(f"  {log.score(int(ids[n]), observed[n]):.4g}  {problem.labels[ids[n]]}")
     elif known and after.any():
         regret = problem.values[logged.ids[after]] - problem.minimum
         uniform = float(problem.values.mean() - problem.minimum)
-        print(
+        _log.info(
             f"best true value {problem.minimum + regret.min():.4f} (optimum "
             f"{problem.minimum:.4f}); cumulative regret / uniform random = "
             f"{regret.mean() / uniform:.3f}"
@@ -61,7 +64,9 @@ def report(
         summary = _molecule_pictures(log, problem, logged, title)
     elif not plot_summary(logdir / summary, problem, logged, result, title):
         summary = "no summary.png: matplotlib is not installed (the [plots] extra)"
-    print(f"wrote {logdir}/evaluations.csv, {summary}; watch with: tensorboard --logdir {logdir}")
+    _log.info(
+        f"wrote {logdir}/evaluations.csv, {summary}; watch with: tensorboard --logdir {logdir}"
+    )
 
 
 def _molecule_pictures(

@@ -82,10 +82,7 @@ def _fingerprint(spec: LibrarySpec, saved: Optional[CampaignSpec]) -> dict[str, 
         from ...problems.store import LibraryStore, is_store
 
         if is_store(spec.library):
-            try:
-                stored = LibraryStore(spec.library).fingerprint
-            except ValueError as error:  # the library: a usage error, as in screening_problem
-                raise UsageError(str(error)) from error
+            stored = LibraryStore(spec.library).fingerprint
             defaults = dict(fingerprint=stored["kind"], radius=stored["radius"])
             defaults["fingerprint_width"] = stored["size"]
     return {

@@ -176,10 +176,7 @@ class ScreenSpec(LibrarySpec):
             if not scored or not is_store(self.library):
                 rules = listed(lambda entry: entry.scored_on_actors)
                 raise UsageError(f"--scoring-actors scores {rules} over a library store")
-        try:
-            table = is_table_objective(self.objective)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
+        table = is_table_objective(self.objective)
         if self.workers is None:
             used = [name for name in ("asynchronous", "timeout", "latency") if getattr(self, name)]
             if used:
