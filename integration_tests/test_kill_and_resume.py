@@ -6,37 +6,20 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from trieste_scalable.problems.molecules import load_smiles
+from tests.util import COMMAND, screen_argv, write_library  # noqa: E402
 
 from .campaign_log import logged_rows, wait_until_logged
 
 
 def _command(library: Path, logdir: Path, *extra: str) -> list[str]:
     return [
-        sys.executable,
-        "-m",
-        "trieste_scalable",
-        "screen",
-        "--library",
-        str(library),
-        "--algorithm",
-        "ts",
-        "--initial",
-        "10",
-        "--batch-size",
-        "10",
-        "--budget",
-        str(BUDGET),
-        "--logdir",
-        str(logdir),
-        "--quiet",
-        *extra,
+        *COMMAND,
+        *screen_argv(library, logdir, "--algorithm", "ts", "--budget", str(BUDGET), *extra),
     ]
 
 
@@ -47,7 +30,7 @@ def test_concurrent_campaign_is_refused_and_sigkill_then_resume_loses_nothing(
     tmp_path: Path,
 ) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:600]) + "\n")
+    write_library(library, 600)
     logdir = tmp_path / "run"
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
     first = subprocess.Popen(_command(library, logdir), env=env, stderr=subprocess.PIPE)

@@ -24,11 +24,11 @@ ray = pytest.importorskip("ray")
 
 from ray.cluster_utils import Cluster  # noqa: E402
 
+from tests.util import write_library  # noqa: E402
 from trieste_scalable.cluster.chunk_maps import RayChunkMap  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator  # noqa: E402
 from trieste_scalable.cluster.scoring_actors import ScoringActors  # noqa: E402
 from trieste_scalable.problems.featurise import fingerprint_chunk  # noqa: E402
-from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore  # noqa: E402
 from trieste_scalable.problems.store_build import build_store  # noqa: E402
 
@@ -82,7 +82,7 @@ def test_actors_one_a_node_pick_what_one_process_picks_with_a_node_lost_mid_batc
     three_nodes: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:1500]) + "\n")
+    write_library(library, 1500)
     store = build_store([library], tmp_path / "store", shard_size=500)
     expected = _batches(store.path, None)
     remote = ScoringActors(LibraryStore(store.path), 3, address=three_nodes.address)
@@ -114,7 +114,7 @@ def test_a_store_featurised_on_every_node_with_one_lost_mid_build_is_one_process
     three_nodes: Cluster, tmp_path: Path
 ) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:9000]) + "\nnot_a_molecule\n")
+    write_library(library, 9000, extra=["not_a_molecule"])
     reference = build_store([library], tmp_path / "reference", shard_size=3000)
     notes = tmp_path / "notes"
     notes.mkdir()
@@ -192,7 +192,7 @@ def test_a_driver_killed_mid_campaign_resumes_against_the_same_cluster(
     three_nodes: Cluster, tmp_path: Path
 ) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:300]) + "\n")
+    write_library(library, 300)
     logdir, budget = tmp_path / "run", 50
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
     command = [sys.executable, "-m", "trieste_scalable", "screen", "--library", str(library),

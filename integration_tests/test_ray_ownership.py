@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.util import write_library  # noqa: E402
 from trieste_scalable.cluster.reaper import _running, _table, descendants
-from trieste_scalable.problems.molecules import load_smiles
 
 pytest.importorskip("ray")
 
@@ -61,7 +61,7 @@ def test_without_an_address_a_fresh_local_cluster_is_started(tmp_path: Path) -> 
 
 def test_nothing_a_sigkilled_campaign_started_outlives_it(tmp_path: Path) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:300]) + "\n")
+    write_library(library, 300)
     logdir = tmp_path / "run"
     command = [sys.executable, "-m", "trieste_scalable", "screen", "--library", str(library)]
     command += ["--initial", "10", "--batch-size", "10", "--budget", "200", "--quiet"]

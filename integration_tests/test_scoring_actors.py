@@ -15,13 +15,13 @@ from trieste.data import Dataset
 
 ray = pytest.importorskip("ray")
 
+from tests.util import write_library  # noqa: E402
 from trieste_scalable.acquisition import BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
 from trieste_scalable.cluster.actor_placement import threads_each  # noqa: E402
 from trieste_scalable.cluster.scoring_actors import ScoringActors  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.numerics.cores import usable_cores  # noqa: E402
-from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
 from trieste_scalable.problems.sign_store import LibrarySignStore  # noqa: E402
 from trieste_scalable.problems.store import LibraryStore, StoreError  # noqa: E402
@@ -82,7 +82,7 @@ def test_actors_pick_what_one_process_picks(
     local_cluster: None, tmp_path: Path, shard_size: int, actors: int
 ) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:3000]) + "\n")
+    write_library(library, 3000)
     store = build_store([library], tmp_path / "store", shard_size=shard_size)
     expected = _batches(store.path, None)
     remote = ScoringActors(LibraryStore(store.path), actors)
@@ -109,7 +109,7 @@ def test_gp_bucb_on_actors_picks_what_one_process_picks(
     """The batch-start marginals of the exact GP (the first batch) and of a dictionary of 30
     (the others) computed on the actors, shard by shard; one of them killed mid-campaign."""
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:3000]) + "\n")
+    write_library(library, 3000)
     store = build_store([library], tmp_path / "store", shard_size=shard_size)
     expected = _batches(store.path, None, algorithm="gp-bucb")
     remote = ScoringActors(LibraryStore(store.path), actors)
@@ -124,7 +124,7 @@ def test_actors_keep_their_shards_signs_and_read_them_when_started_again(
     local_cluster: None, tmp_path: Path
 ) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:1200]) + "\n")
+    write_library(library, 1200)
     store = build_store([library], tmp_path / "store", shard_size=450)
     kept = LibrarySignStore(str(tmp_path / "signs"))  # as the command passes the driver's cache
     expected = _batches(store.path, None)
@@ -145,7 +145,7 @@ def test_actors_keep_their_shards_signs_and_read_them_when_started_again(
 
 def test_a_damaged_shard_stops_the_actors_naming_it(local_cluster: None, tmp_path: Path) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:600]) + "\n")
+    write_library(library, 600)
     store = build_store([library], tmp_path / "store", shard_size=200)
     edited = np.arange(200, 400)
     edited[[5, 6]] = edited[[6, 5]]  # edited: still the shard's rows, in another order

@@ -6,12 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from trieste_scalable.problems.molecules import load_smiles
+from tests.util import write_library  # noqa: E402
 
 
 def test_screen_command_end_to_end(tmp_path: Path) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:600]) + "\n")
+    write_library(library, 600)
     logdir = tmp_path / "run"
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
     command = [

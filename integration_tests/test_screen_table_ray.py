@@ -15,7 +15,8 @@ import pytest
 pytest.importorskip("ray")
 pytest.importorskip("rdkit")
 
-from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
+
+from tests.util import moses  # noqa: E402
 
 from .campaign_log import logged_rows  # noqa: E402
 
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize("rule", [["--algorithm", "gp-bucb"], ["--algorithm", "bbkb"]])
 def test_ray_workers_pick_what_this_process_picks(tmp_path: Path, rule: list[str]) -> None:
-    library = load_smiles("moses-20k")[:150]
+    library = moses(150)
     (tmp_path / "library.smi").write_text("\n".join(library) + "\n")
     rng = np.random.default_rng(11)
     rows = [f"{s},{rng.normal(-7, 1):.1f}" for i, s in enumerate(library) if i % 5 != 1]

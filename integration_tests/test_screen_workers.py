@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.util import COMMAND, screen_argv, write_library  # noqa: E402
 from trieste_scalable.problems.molecules import load_smiles
 
 from .campaign_log import kill_once_logged, logged_rows, wait_until_logged
@@ -25,28 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _screen(library: Path, logdir: Path, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "trieste_scalable",
-        "screen",
-        "--library",
-        str(library),
-        "--initial",
-        "10",
-        "--batch-size",
-        "10",
-        "--logdir",
-        str(logdir),
-        "--quiet",
-        *extra,
-    ]
+    return [*COMMAND, *screen_argv(library, logdir, *extra)]
 
 
 @pytest.fixture
 def setting(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:400]) + "\n")
+    write_library(library, 400)
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
     return library, env
 
@@ -133,7 +119,7 @@ def test_the_console_script_finds_a_python_oracle_in_the_working_directory(
 ) -> None:
     (tmp_path / "my_assay.py").write_text("def score(smiles):\n    return len(smiles) / 100\n")
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:30]) + "\n")
+    write_library(library, 30)
     script = Path(sys.executable).parent / "trieste-scalable"
     command = [str(script)] + _screen(library, tmp_path / "run", "--workers", "2")[3:]
     command += ["--objective", "python:my_assay:score", "--budget", "2"]

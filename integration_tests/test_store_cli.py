@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("ray")
 
-from trieste_scalable.problems.molecules import load_smiles  # noqa: E402
+from tests.util import write_library  # noqa: E402
 from trieste_scalable.problems.store import MANIFEST  # noqa: E402
 from trieste_scalable.problems.store_build import build_store  # noqa: E402
 
@@ -35,10 +35,10 @@ def _listed(store: Path) -> int:
         return 0
 
 
-@pytest.mark.slow  # ~50 s; tests/test_store.py cuts builds anywhere in one process
+@pytest.mark.slow  # ~50 s; tests/unit/problems/test_store.py cuts builds anywhere in one process
 def test_a_store_killed_mid_build_finishes_to_the_same_store_and_screens(tmp_path: Path) -> None:
     library = tmp_path / "library.smi"
-    library.write_text("\n".join(load_smiles("moses-20k")[:3000]) + "\nnot_a_molecule\n")
+    write_library(library, 3000, extra=["not_a_molecule"])
     env = dict(os.environ, TRIESTE_SCALABLE_CACHE=str(tmp_path / "cache"))
     reference = build_store([library], tmp_path / "reference", shard_size=300)
 

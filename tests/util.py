@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import gpflow
 import numpy as np
@@ -62,3 +63,37 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
     """The rows of a CSV file with a header, as dicts (a campaign's log, a batch file)."""
     with open(path, newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+"""Files the tests read (campaign directories of earlier versions)."""
+
+
+def moses(stop: int, start: int = 0) -> list[str]:
+    """Molecules ``start`` to ``stop`` of the shipped 20,000-molecule MOSES subset."""
+    from trieste_scalable.problems.molecules import load_smiles
+
+    return load_smiles("moses-20k")[start:stop]
+
+
+def write_library(path: Path, stop: int, start: int = 0, extra: Sequence[str] = ()) -> Path:
+    """A ``.smi`` library at ``path`` of :func:`moses` ``(stop, start)`` and the ``extra`` lines
+    (e.g. an unparseable SMILES); returns ``path``."""
+    path.write_text("\n".join([*moses(stop, start), *extra]) + "\n")
+    return path
+
+
+def screen_argv(
+    library: Path, logdir: Path, *extra: str, initial: int = 10, batch_size: int = 10
+) -> list[str]:
+    """Arguments of a quiet ``trieste-scalable screen`` of ``library`` into ``logdir``, with
+    ``initial`` molecules and batches of ``batch_size``, then ``extra`` (for ``main`` or, after
+    :data:`COMMAND`, a subprocess)."""
+    return [
+        *("screen", "--library", str(library), "--logdir", str(logdir), "--quiet"),
+        *("--initial", str(initial), "--batch-size", str(batch_size), *extra),
+    ]
+
+
+COMMAND = [sys.executable, "-m", "trieste_scalable"]
+"""The command line, as a subprocess runs it."""

@@ -77,7 +77,7 @@ class Tanimoto(gpflow.kernels.Kernel):
         :meth:`K_prepared` reads on every call: its rows in float32 (exact) and their on-bit
         counts in ``X2``'s dtype. A batch rule asks for the kernel rows of a few candidates
         against the same dictionary after every pick: made each call, the float32 copy and the
-        counts were most of the call (6,144 columns: 8 ms of 10)."""
+        counts were most of the call (measured: ``benchmarks/results/design_measurements.md``)."""
         if not self.binary_inputs:
             raise ValueError("only a Tanimoto kernel with binary_inputs=True prepares its rows")
         _, X2 = self.slice(X2, X2)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, TypedDict
 
 import numpy as np
 import tensorflow as tf
@@ -86,6 +86,15 @@ def repeats(ratio_threshold: float, noise: float, variance: float, cap: int = MA
         return cap
     count = (ratio_threshold**2 - 1.0) * noise / variance  # a float: no integer overflow
     return int(min(max(1.0, math.floor(count) if math.isfinite(count) else cap), cap))
+
+
+class EpochOptions(TypedDict, total=False):
+    """The keyword options of :class:`EpochRule` (typed ``**options`` of the MINI-META rules)."""
+
+    max_batch_size: Optional[int]
+    budget: Optional[int]
+    num_initial_samples: int
+    exclude_evaluated: bool
 
 
 class EpochRule(

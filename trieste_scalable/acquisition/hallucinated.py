@@ -228,7 +228,13 @@ class HallucinatedBatchRule(
                 raise ValueError("remote marginals score a DiscreteSearchSpace's points only")
             refine_in = search_space if isinstance(search_space, Box) else None
             batch, information, stats = self._build_batch(
-                model, candidates, information, excluded, pending, regulariser, refine_in
+                model,
+                candidates,
+                information=information,
+                excluded=excluded,
+                pending=pending,
+                regulariser=regulariser,
+                refine_in=refine_in,
             )
             new_state = state.proposing(
                 pending,
@@ -335,7 +341,15 @@ class HallucinatedBatchRule(
         # the width in the papers' lambda-units, applied to the Bayesian standard deviation
         to_selection = math.sqrt(posterior.noise / regularised)
         alpha = self._width.alpha(information, regularised, threshold, exact) * to_selection
-        return _Scores(mean, s2_0, s2_stat, alpha, to_selection, regularised, exact)
+        return _Scores(
+            mean,
+            s2_0,
+            s2_stat=s2_stat,
+            alpha=alpha,
+            to_selection=to_selection,
+            regularised=regularised,
+            exact=exact,
+        )
 
     def _add_pending(
         self, both: _Posteriors, stopping: StoppingRule, candidates: Rows, num_pending: int

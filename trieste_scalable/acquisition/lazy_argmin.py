@@ -5,11 +5,11 @@ computed before the last hallucinated point is a lower bound of the current one 
 in Trieste's minimisation form): the smallest score is the argmin once it is fresh, and only the
 few candidates whose bounds come first are ever refreshed.
 
-So the candidates no refresh has touched keep their batch-start scores, and are read in the
-order of those scores (sorted once a batch): a pick looks at the touched ones and at the head of
-that order, never at the whole library. Scanning every candidate's score after every pick (an
-argmin, the stale ones' indices and a partition of their scores) cost 65 s of a 303 s batch of
-4,000 picks over 10⁶ molecules on two cores; the sort, once, 0.1 s.
+So the candidates no refresh has touched keep their batch-start scores, and are read in the order of
+those scores (sorted once a batch): a pick looks at the touched ones and at the head of that order,
+never at the whole library: scanning every candidate's score after every pick was a fifth of a large
+batch's time, the sort once a batch is negligible (measured:
+``benchmarks/results/design_measurements.md``).
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ class LazyArgmin:
     :param block: Candidates refreshed per call: the stale ones of lowest score.
     :param first_block: Candidates refreshed by the first call: the in-batch posterior keeps
         what it computed for them (:class:`~trieste_scalable.models.in_batch.FeatureCache`),
-        and the later refreshes mostly return to them. Picking 64 points from 20,000 molecules
-        (M = 750): with a first block of 64, 52 of the 63 refreshes met candidates not seen
-        before and solved for them (about 4 ms however few); with 512, none after the first.
+        and the later refreshes mostly return to them: with a first block as large as the
+        batch, most later refreshes meet candidates not seen before and solve for them (each
+        solve costs about the same however few); with 512, few do (measured:
+        ``benchmarks/results/design_measurements.md``).
     """
 
     def __init__(

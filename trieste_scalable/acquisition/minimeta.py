@@ -16,9 +16,10 @@ from typing import Any, Literal, Optional
 import tensorflow as tf
 import tensorflow_probability as tfp
 from trieste.data import Dataset
+from typing_extensions import Unpack
 
 from .confidence import ConfidenceWidth, WidthMode, width_of
-from .epochs import MAX_REPEATS, EpochRule, MiniMetaState, repeats
+from .epochs import MAX_REPEATS, EpochOptions, EpochRule, MiniMetaState, repeats
 from .protocols import SupportsInformationGain
 
 __all__ = ["MAX_REPEATS", "MiniGPEI", "MiniGPUCB", "MiniMetaState", "repeats"]
@@ -56,7 +57,7 @@ class MiniGPUCB(EpochRule):
         self,
         ratio_threshold: float = 2.0,
         width: WidthMode | ConfidenceWidth = "constant",
-        **options: Any,
+        **options: Unpack[EpochOptions],
     ):
         super().__init__(ratio_threshold, **options)
         self.width = width_of(width, ("theory", "bayesian", "constant"), delta=0.5)
@@ -103,7 +104,7 @@ class MiniGPEI(EpochRule):
         ratio_threshold: float = 2.0,
         width: WidthMode | ConfidenceWidth = "constant",
         incumbent: Literal["candidates", "evaluated"] = "candidates",
-        **options: Any,
+        **options: Unpack[EpochOptions],
     ):
         super().__init__(ratio_threshold, **options)
         if incumbent not in ("candidates", "evaluated"):

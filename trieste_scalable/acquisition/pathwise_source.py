@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple, Optional
 
+import gpflow
 import tensorflow as tf
 from trieste.models.interfaces import (
     SupportsGetInducingVariables,
@@ -68,51 +69,91 @@ def pathwise_source(model: Any, pending: Optional[tf.Tensor] = None) -> Pathwise
     kernel = model.get_kernel()
     mean = model.get_mean_function() if isinstance(model, SupportsGetMeanFunction) else zero_mean
     if isinstance(model, SupportsGetInducingVariables):
-        inducing, q_mu, q_sqrt, whiten = model.get_inducing_variables()
-        inducing = tf.convert_to_tensor(inducing)
-        q_mu, q_sqrt = tf.convert_to_tensor(q_mu), tf.convert_to_tensor(q_sqrt)
-        if q_mu.shape[-1] != 1 or len(q_sqrt.shape) != 3 or q_sqrt.shape[0] != 1:
-            raise ValueError(
-                "decoupled Thompson sampling supports a single latent GP with a full-covariance "
-                f"q (q_mu [M, 1], q_sqrt [1, M, M]); got {q_mu.shape} and {q_sqrt.shape}"
-            )
-
-        noise = noise_of(model)
-        if pending is not None and pending.shape[0] and noise is not None:
-            root = believed_q_sqrt(kernel, inducing, q_sqrt[0], bool(whiten), pending, noise)
-            q_sqrt = root[None]
-
-        def sample_inducing(
-            features: FeatureMap, draws: Draws, num: int, seed: tf.Tensor
-        ) -> PathwiseWeights:
-            return inducing_weights(
-                features, draws, inducing, q_mu[:, 0], q_sqrt[0], bool(whiten), num, seed
-            )
-
-        return PathwiseSource(kernel, mean, sample_inducing, int(inducing.shape[0]))
+        return _inducing_source(model, kernel, mean, pending)
     if isinstance(model, SupportsGetInternalData) and isinstance(
         model, SupportsGetObservationNoise
     ):
-        data = model.get_internal_data()
-        inputs = tf.convert_to_tensor(data.query_points)
-        observations = tf.convert_to_tensor(data.observations)
-        if pending is not None and pending.shape[0]:  # believed: observed at the mean
-            inputs = tf.concat([inputs, pending], axis=0)
-            observations = tf.concat([observations, model.predict(pending)[0]], axis=0)
-        centred = (observations - mean(inputs))[:, 0]
-        noise = tf.convert_to_tensor(model.get_observation_noise(), dtype=inputs.dtype)
-
-        def sample_exact(
-            features: FeatureMap, draws: Draws, num: int, seed: tf.Tensor
-        ) -> PathwiseWeights:
-            return exact_weights(features, draws, inputs, centred, noise, num, seed)
-
-        return PathwiseSource(kernel, mean, sample_exact, int(inputs.shape[0]))
+        return _exact_source(model, kernel, mean, pending)
     raise ValueError(
         "decoupled Thompson sampling needs a model with inducing variables "
         "(SupportsGetInducingVariables) or with its data, kernel and noise "
         f"(SupportsGetInternalData, SupportsGetObservationNoise); got {type(model).__name__}"
     )
+
+
+def _inducing_source(
+    model: SupportsGetInducingVariables,
+    kernel: gpflow.kernels.Kernel,
+    mean: Callable[[tf.Tensor], tf.Tensor],
+    pending: Optional[tf.Tensor],
+) -> PathwiseSource:
+    """The source of a model with inducing variables (an SVGP's ``q``), the ``pending`` points
+    believed observed at their mean (:func:`~trieste_scalable.sampling.pathwise.believed_q_sqrt`).
+
+    :raise ValueError: On more than one latent GP or a diagonal ``q``.
+    """
+    inducing, q_mu, q_sqrt, whiten = model.get_inducing_variables()
+    inducing = tf.convert_to_tensor(inducing)
+    q_mu, q_sqrt = tf.convert_to_tensor(q_mu), tf.convert_to_tensor(q_sqrt)
+    if q_mu.shape[-1] != 1 or len(q_sqrt.shape) != 3 or q_sqrt.shape[0] != 1:
+        raise ValueError(
+            "decoupled Thompson sampling supports a single latent GP with a full-covariance "
+            f"q (q_mu [M, 1], q_sqrt [1, M, M]); got {q_mu.shape} and {q_sqrt.shape}"
+        )
+
+    noise = noise_of(model)
+    if pending is not None and pending.shape[0] and noise is not None:
+        root = believed_q_sqrt(kernel, inducing, q_sqrt[0], bool(whiten), pending, noise)
+        q_sqrt = root[None]
+
+    def sample_inducing(
+        features: FeatureMap, draws: Draws, num: int, seed: tf.Tensor
+    ) -> PathwiseWeights:
+        return inducing_weights(
+            features,
+            draws,
+            inducing=inducing,
+            q_mu=q_mu[:, 0],
+            q_sqrt=q_sqrt[0],
+            whiten=bool(whiten),
+            num_samples=num,
+            seed=seed,
+        )
+
+    return PathwiseSource(kernel, mean, sample_inducing, int(inducing.shape[0]))
+
+
+def _exact_source(
+    model: Any,
+    kernel: gpflow.kernels.Kernel,
+    mean: Callable[[tf.Tensor], tf.Tensor],
+    pending: Optional[tf.Tensor],
+) -> PathwiseSource:
+    """The source of an exact GP (its data, kernel and noise), the ``pending`` points believed
+    observed at the model's mean."""
+    data = model.get_internal_data()
+    inputs = tf.convert_to_tensor(data.query_points)
+    observations = tf.convert_to_tensor(data.observations)
+    if pending is not None and pending.shape[0]:  # believed: observed at the mean
+        inputs = tf.concat([inputs, pending], axis=0)
+        observations = tf.concat([observations, model.predict(pending)[0]], axis=0)
+    centred = (observations - mean(inputs))[:, 0]
+    noise = tf.convert_to_tensor(model.get_observation_noise(), dtype=inputs.dtype)
+
+    def sample_exact(
+        features: FeatureMap, draws: Draws, num: int, seed: tf.Tensor
+    ) -> PathwiseWeights:
+        return exact_weights(
+            features,
+            draws,
+            inputs=inputs,
+            centred_observations=centred,
+            noise_variance=noise,
+            num_samples=num,
+            seed=seed,
+        )
+
+    return PathwiseSource(kernel, mean, sample_exact, int(inputs.shape[0]))
 
 
 def noise_of(model: Any) -> Optional[tf.Tensor]:

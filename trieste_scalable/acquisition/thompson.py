@@ -180,7 +180,13 @@ class BatchThompsonSampling(
             seeds = np.random.default_rng([self._seed, state.num_batches]).integers(2**31, size=4)
             pending, failed = state.outstanding(dataset), state.failures(dataset)
             batch = self._batch(
-                search_space, model, dataset, seeds, pending, state.num_batches, failed
+                search_space,
+                model,
+                dataset=dataset,
+                seeds=seeds,
+                pending=pending,
+                num_batches=state.num_batches,
+                failed=failed,
             )
             return state.proposing(
                 pending, batch, dataset, num_batches=state.num_batches + 1
@@ -218,13 +224,27 @@ class BatchThompsonSampling(
             if failed is not None and len(failed):  # never proposed, never conditioned on
                 pending = np.concatenate([pending.reshape(-1, failed.shape[1]), failed])
             batch = self._discrete_batch(
-                space, scorer, draws, weights, dataset, pending, generation
+                space,
+                scorer,
+                draws=draws,
+                weights=weights,
+                dataset=dataset,
+                pending=pending,
+                generation=generation,
             )
         else:
             assert isinstance(space, Box)
             pool_size = self._pool_size or 500 * int(space.dimension)
             pool = candidate_points(space, None, pool_size, int(seeds[0]))
-            batch = box_batch(space, pool, scorer, paired, draws, weights, self._refine_iterations)
+            batch = box_batch(
+                space,
+                pool,
+                scorer=scorer,
+                paired=paired,
+                draws=draws,
+                weights=weights,
+                max_iterations=self._refine_iterations,
+            )
         self._log(
             {
                 "sampling_seconds": sampled - start,

@@ -16,8 +16,8 @@ from ..sampling.scoring import ChunkedSampleScorer
 
 
 class SignFeatures:
-    """A rule's sign features: the same draws until the next generation (drawn once: 75 ms at
-    F = 1,000), a new generation every ``redraw_every`` batches (never if ``None``).
+    """A rule's sign features: the same draws until the next generation (drawn once), a new
+    generation every ``redraw_every`` batches (never if ``None``).
 
     :param seed: The rule's seed (the draws' seeds are apart from its batch seeds).
     :param redraw_every: Batches per generation.

@@ -8,8 +8,8 @@ starts a fresh local cluster (``address="local"``) unless an address is given.
 
 A local cluster's processes are the driver's descendants (the GCS server, the raylet, and the
 raylet's ``ray::DashboardAgent`` / ``ray::RuntimeEnvAgent`` and workers). Ray ties the first
-ones to the driver, but when the driver is SIGKILLed the raylet's agents were measured still
-running 60 s later (orphaned to init), and a killed driver runs no ``atexit`` hook. So a
+ones to the driver, but when the driver is SIGKILLed the raylet's agents were seen still
+running long after (orphaned to init), and a killed driver runs no ``atexit`` hook. So a
 :mod:`~trieste_scalable.cluster.reaper` process, in its own session so that a signal to the
 driver's process group spares it, watches the driver through a pipe only the driver holds (the
 kernel closes it however the driver ends), keeps a list of the driver's descendants, and when
@@ -63,7 +63,7 @@ def connection_hint(environment: Mapping[str, str]) -> str:
 
     ``ray start`` turns token authentication on by default (Ray 2.5x), and ``ray.init`` with an
     explicit address presents a token only where ``RAY_AUTH_MODE=token`` says so (Ray's choice:
-    a token is not sent to an address unasked). Joining without it failed after ~20 s with
+    a token is not sent to an address unasked). Joining without it failed after a long wait with
     "Failed to connect" and no reason but log lines of "Authentication token is missing".
     """
     if "RAY_AUTH_MODE" in environment:

@@ -7,7 +7,7 @@ subclasses condition on the data (``_absorb``, ``_refactorise``). The prediction
 from __future__ import annotations
 
 from abc import abstractmethod
-from typing import Any, Callable, Generic, Optional, TypeVar
+from typing import Any, Callable, Generic, Optional, TypedDict, TypeVar
 
 import gpflow
 import numpy as np
@@ -26,6 +26,22 @@ from .summaries import write_model_summaries
 
 PosteriorT = TypeVar("PosteriorT")
 """The posterior a model keeps (a NamedTuple of tensors its compiled functions take)."""
+
+
+class ModelOptions(TypedDict, total=False):
+    """The fitting and prediction options of :class:`ReplicatedGPBase`, which every model here
+    takes as keywords (typed ``**options`` of the subclasses; see the base's parameters)."""
+
+    prior_mean: Optional[float]
+    fit_hyperparameters: bool
+    max_optimizer_iterations: int
+    chunk_size: int
+    fit_schedule: Optional[FitSchedule]
+    num_prior_samples: int
+    fit_noise_variance: bool
+    fit_prior_mean: bool
+    exact_fit_limit: int
+    variance_optimism: float
 
 
 class ReplicatedGPBase(
@@ -251,11 +267,11 @@ class ReplicatedGPBase(
         outcome = self.fitter.fit(
             self._objective(),
             self._hyperparameters(),
-            self._initial_values,
-            self._kernel,
-            self._noise,
-            data,
-            self._data_version,
+            built_with=self._initial_values,
+            kernel=self._kernel,
+            noise=self._noise,
+            data=data,
+            data_version=self._data_version,
         )
         if outcome is None:
             return None  # nothing trainable

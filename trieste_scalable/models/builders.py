@@ -12,13 +12,15 @@ from several starts (:mod:`trieste_scalable.models.fitting`), as Trieste's model
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, TypeVar
+from typing import Callable, Optional, TypeVar
 
 import gpflow
 from trieste.data import Dataset
 from trieste.models.gpflow.builders import build_gpr
 from trieste.space import SearchSpace
+from typing_extensions import Unpack
 
+from .base import ModelOptions
 from .nystrom import NystromGPR
 from .replicated import ReplicatedGPR
 from .svgp import AdaptiveSVGP
@@ -57,7 +59,7 @@ def _builder(model_type: type[ModelType], summary: str) -> Callable[..., ModelTy
         likelihood_variance: Optional[float] = None,
         trainable_likelihood: bool = False,
         kernel: Optional[gpflow.kernels.Kernel] = None,
-        **options: Any,
+        **options: Unpack[ModelOptions],
     ) -> ModelType:
         start, noise = trieste_kernel_and_noise(
             data, search_space, kernel_priors, likelihood_variance, kernel
@@ -65,7 +67,10 @@ def _builder(model_type: type[ModelType], summary: str) -> Callable[..., ModelTy
         fitted = trainable_likelihood and options.get("fit_hyperparameters", True)
         if fitted and model_type is not AdaptiveSVGP:  # the command line's remedy, by default
             options.setdefault("variance_optimism", RECOMMENDED_VARIANCE_OPTIMISM)
-        return model_type(start, noise, data, fit_noise_variance=trainable_likelihood, **options)
+        if "fit_noise_variance" in options:
+            raise TypeError("pass trainable_likelihood, Trieste's name, not fit_noise_variance")
+        options["fit_noise_variance"] = trainable_likelihood
+        return model_type(start, noise, data, **options)
 
     build.__doc__ = f"""{summary}
 

@@ -8,8 +8,8 @@ Where no input repeats (a screening campaign's, which excludes evaluated molecul
 inputs *are* the dataset's rows: :func:`aggregate` returns them without a copy, and
 :attr:`ReplicatedData.input_tensor` is the dataset's own tensor. At 24,000 evaluations of 6,144
 bits a copy is 1.2 GB, and NumPy's ``unique(axis=0)`` (a lexicographic sort of whole rows) took
-15.7 s and 2.8 copies; rows are grouped by a hash of their bytes instead, and rows grouped
-together are checked equal.
+seconds and several copies (measured: ``benchmarks/results/design_measurements.md``); rows are
+grouped by a hash of their bytes instead, and rows grouped together are checked equal.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import gpflow
 import numpy as np
@@ -102,12 +102,8 @@ class HyperparameterFitter:
         if not pairs:
             return None
         self._fitted_version = data_version
-        variance, raised = getattr(kernel, "variance", None), None
-        if self._fitted_variance is not None and variance is not None:
-            # start from the last fit, not from the raised value: raising compounds otherwise
-            # (where the loss is flat in the variance, L-BFGS-B stops near its start)
-            raised = variance.numpy()
-            variance.assign(self._fitted_variance)
+        variance = getattr(kernel, "variance", None)
+        raised = self._restore_fitted_variance(variance)
         parameters = [p for p, _ in pairs]
         spacing, extent = input_scales(data.inputs)
         shares = data.variance if data.variance > 2 * NOISE_FLOOR else 0.0  # 0: left as they are
@@ -134,11 +130,7 @@ class HyperparameterFitter:
         self.outcomes.append(outcome)
         if outcome.accepted:
             self._size_at_last_fit = data.counts.size
-            if self.variance_optimism > 0 and variance is not None and variance.trainable:
-                self._fitted_variance = variance.numpy()
-                rho = noise_share(float(np.max(self._fitted_variance)), float(noise.numpy()))
-                z = self.variance_optimism * rho
-                variance.assign(credible_upper_variance(loss, variance, z))
+            self._raise_variance(loss, variance, noise)
             if outcome.reason:  # every free run was degenerate: say the fit was bounded
                 warnings.warn(f"hyperparameter fit {outcome.reason}", stacklevel=3)
         else:
@@ -149,6 +141,30 @@ class HyperparameterFitter:
                 f"hyperparameter fit {outcome.reason}; previous values restored", stacklevel=3
             )
         return outcome
+
+    def _restore_fitted_variance(self, variance: Optional[gpflow.Parameter]) -> Optional[Any]:
+        """Start from the last fit's kernel variance, not from the raised value (raising
+        compounds otherwise: where the loss is flat in the variance, L-BFGS-B stops near its
+        start); the raised value, or ``None`` if nothing was raised."""
+        if self._fitted_variance is None or variance is None:
+            return None
+        raised = variance.numpy()
+        variance.assign(self._fitted_variance)
+        return raised
+
+    def _raise_variance(
+        self,
+        loss: Callable[[], tf.Tensor],
+        variance: Optional[gpflow.Parameter],
+        noise: gpflow.Parameter,
+    ) -> None:
+        """After an accepted fit, with ``variance_optimism``: keep the fitted kernel variance
+        and raise it to its credible upper value (:mod:`.variance_optimism`)."""
+        if self.variance_optimism > 0 and variance is not None and variance.trainable:
+            self._fitted_variance = variance.numpy()
+            rho = noise_share(float(np.max(self._fitted_variance)), float(noise.numpy()))
+            z = self.variance_optimism * rho
+            variance.assign(credible_upper_variance(loss, variance, z))
 
     def _compiled_loss(
         self, function: Callable[..., tf.Tensor], parameters: Sequence[gpflow.Parameter]

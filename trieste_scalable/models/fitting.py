@@ -200,15 +200,7 @@ def fit_hyperparameters(
         once more from there.
     """
     saved = [p.numpy() for p in parameters]
-    starts = [saved, [np.asarray(v) for v in initial]]
-    if any(p.prior is not None for p in parameters):
-        for i in range(num_prior_samples):
-            starts.append(
-                [
-                    _prior_draw(p, seed + 7919 * i) if p.prior is not None else value
-                    for p, value in zip(parameters, saved)
-                ]
-            )
+    starts = _starts(parameters, saved, initial, num_prior_samples, seed)
     scored = sorted((loss_at(loss, parameters, s), k) for k, s in enumerate(starts))
     variables = [v for p in parameters for v in p.trainable_variables]
     reason, attempts = "", 0
@@ -239,6 +231,27 @@ def fit_hyperparameters(
             return FitOutcome(True, attempts + 1, f"{reason}; refitted within bounds", refit)
         _assign(parameters, saved)
     return FitOutcome(False, attempts, reason or "had no start with a finite loss")
+
+
+def _starts(
+    parameters: Sequence[gpflow.Parameter],
+    current: list[np.ndarray],
+    initial: Sequence[np.ndarray],
+    num_prior_samples: int,
+    seed: int,
+) -> list[list[np.ndarray]]:
+    """The fit's candidate starts: the ``current`` values, the ``initial`` ones, and (where some
+    parameter has a prior) ``num_prior_samples`` draws of the parameters with priors."""
+    starts = [current, [np.asarray(v) for v in initial]]
+    if any(p.prior is not None for p in parameters):
+        for i in range(num_prior_samples):
+            starts.append(
+                [
+                    _prior_draw(p, seed + 7919 * i) if p.prior is not None else value
+                    for p, value in zip(parameters, current)
+                ]
+            )
+    return starts
 
 
 def _bounded_refit(

@@ -8,10 +8,9 @@ selected points only lower the variances, with no feedback needed
 So what a row needs from the batch-start posterior (its
 :class:`~trieste_scalable.numerics.hallucination.RowFeatures`) is fixed within the batch, and
 this object keeps it for the rows it is asked about (:class:`FeatureCache`). A lazy argmin asks
-about the same few best candidates after every selected point, and adds the one it selected:
-each of those asks cost two triangular solves against [M, M] factors, memory-bound for a few
-rows (M = 800, two CPU cores: 3.9 ms for one row; the variances of 64 rows 7.9 ms, 3.7 ms with
-their features kept).
+about the same few best candidates after every selected point, and adds the one it selected: each of
+those asks cost two triangular solves against [M, M] factors, memory-bound for a few rows, and
+keeping their features halves it (measured: ``benchmarks/results/design_measurements.md``).
 """
 
 from __future__ import annotations

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import gpflow
 import numpy as np
 import tensorflow as tf
 from trieste import logging
 from trieste.data import Dataset
+from typing_extensions import Unpack
 
 from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
 from ..numerics.linalg import chunked_map, lower_root_of_inverse
+from .base import ModelOptions
 from .conditioning import FantasyPredictions
 from .data import ReplicatedData
 from .dictionary import DictionaryPolicy, RidgeLeverageSampler
@@ -62,7 +64,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         *,
         dictionary: Optional[DictionaryPolicy] = None,
         jitter: float = 1e-10,
-        **options: Any,
+        **options: Unpack[ModelOptions],
     ):
         """
         :param kernel: Any GPflow kernel (its parameters fix the model's dtype).
@@ -218,13 +220,13 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         return dtc.build_posterior(
             self.compiled,
             tf.constant(data.inputs[index]),
-            max(index.size, 1),
-            data.input_tensor,
-            tf.constant(data.counts),
-            tf.constant(data.sums),
-            tf.convert_to_tensor(self._noise),
-            self._prior_mean(),
-            self._jitter,
+            capacity=max(index.size, 1),
+            unique_inputs=data.input_tensor,
+            counts=tf.constant(data.counts),
+            sums=tf.constant(data.sums),
+            noise=tf.convert_to_tensor(self._noise),
+            mean=self._prior_mean(),
+            jitter=self._jitter,
         )
 
     def _marginals(self, post: dtc.DTCPosterior, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:

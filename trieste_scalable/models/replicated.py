@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import gpflow
 import numpy as np
 import tensorflow as tf
 from trieste import logging
 from trieste.data import Dataset
+from typing_extensions import Unpack
 
 from ..numerics import replicated
 from ..numerics.linalg import cholesky_with_jitter, jittered_cholesky
 from ..numerics.replicated import CompiledReplicated
+from .base import ModelOptions
 from .conditioning import GaussianConditioning
 from .data import ReplicatedData
 from .fit_objectives import Objective
@@ -55,7 +57,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
         dataset: Optional[Dataset] = None,
         *,
         jitter: float = 0.0,
-        **options: Any,
+        **options: Unpack[ModelOptions],
     ):
         """
         :param jitter: First relative jitter tried when factorising from scratch.

@@ -10,10 +10,12 @@ import numpy as np
 import tensorflow as tf
 from trieste import logging
 from trieste.data import Dataset
+from typing_extensions import Unpack
 
 from ..numerics import svgp
 from ..numerics.linalg import jittered_cholesky, pad_rows
 from ..numerics.svgp import CompiledSVGP
+from .base import ModelOptions
 from .conditioning import GaussianConditioning
 from .data import ReplicatedData
 from .fit_objectives import Objective
@@ -82,7 +84,7 @@ class AdaptiveSVGP(InducingView, GaussianConditioning[svgp.WhitenedPosterior]):
         jitter: float = 1e-6,
         num_rff_features: int = 1000,
         seed: int = 0,
-        **options: Any,
+        **options: Unpack[ModelOptions],
     ):
         super().__init__(kernel, noise_variance, **options)
         self._schedule = (

@@ -2,25 +2,23 @@
 
 The inner product of two binary rows counts their shared on-bits: an integer, so any dtype whose
 significand holds it gives the exact count, whatever the dtype of the sum's terms. float32 holds
-every count below 2^24. bfloat16 holds every count up to 2^8 = 256, and its products accumulate
-in float32 on every kernel TensorFlow runs them with (oneDNN on CPU, cuBLAS on GPU), so a count is
-exact in bfloat16 whenever one side's rows have at most 256 on-bits each (a count is at most
-either row's on-bits): molecular fingerprints have 20-100. Where the hardware multiplies
-bfloat16 natively (CPUs with AMX or AVX-512 BF16, GPUs of compute capability 8.0 and up) the
-product runs about four times faster than in float32 (a [4096, 1024] x [1024, 1000] product:
-8 ms against 33 ms on two Sapphire Rapids cores); elsewhere bfloat16 is emulated, and slower.
+every count below 2^24. bfloat16 holds every count up to 2^8 = 256, and its products accumulate in
+float32 on every kernel TensorFlow runs them with (oneDNN on CPU, cuBLAS on GPU), so a count is
+exact in bfloat16 whenever one side's rows have at most 256 on-bits each (a count is at most either
+row's on-bits): molecular fingerprints have 20-100. Where the hardware multiplies bfloat16 natively
+(CPUs with AMX or AVX-512 BF16, GPUs of compute capability 8.0 and up) the product runs about four
+times faster than in float32 (measured: ``benchmarks/results/design_measurements.md``); elsewhere
+bfloat16 is emulated, and slower.
 
-Rows with more on-bits (atom-pair counts in unary encoding: up to 310 of 6,144 bits on the first
-10⁶ MOSES molecules, 7 % of them above 256) are split into two column blocks: a block's count is
-at most the second row's on-bits inside it, so where every row of the second side has at most
-256 on-bits in each half (all but 3 of those 10⁶ rows), the two block products in bfloat16 are
-exact and their float32 sum is the exact count (checked in the graph; float32 where it does not
-hold). Scoring a chunk of 2,048 such rows against 1,000 took 20-24 ms in two blocks against
-101 ms in float32 on two Sapphire Rapids cores. Blocks are used where the first side has at
-least :data:`BLOCKED_MIN_ROWS` rows (a chunk of candidates): for a few rows, the kernel row of a
-pick, one float32 product reads less. More blocks (4, 8) were tried: their branches made the
-first call of every compiled kernel user slower (GP-BUCB's first acquisition over 20,000
-molecules, 2.8 s against 2.1 s), for rows no library here has.
+Rows with more on-bits (atom-pair counts in unary encoding: up to 310 of 6,144 bits on the first 10⁶
+MOSES molecules, 7 % of them above 256) are split into two column blocks: a block's count is at most
+the second row's on-bits inside it, so where every row of the second side has at most 256 on-bits in
+each half (all but 3 of those 10⁶ rows), the two block products in bfloat16 are exact and their
+float32 sum is the exact count (checked in the graph; float32 where it does not hold), and several
+times faster than one float32 product. Blocks are used where the first side has at least
+:data:`BLOCKED_MIN_ROWS` rows (a chunk of candidates): for a few rows, the kernel row of a pick, one
+float32 product reads less. More blocks (4, 8) were tried: their branches made the first call of
+every compiled kernel user slower, for rows no library here has.
 
 ``TRIESTE_SCALABLE_BINARY_PRODUCTS`` (``auto``, ``bfloat16`` or ``float32``) overrides the choice;
 it is read once per process.
@@ -95,12 +93,11 @@ def binary_products(
     [..., N2], all in ``dtype``.
 
     ``x2`` is the side a kernel compares every row with (a dictionary, inducing points, feature
-    centres), so it is read once: cast to float32 (exact for 0/1), its counts summed and its
-    product operand cast from that copy. Read once for the guard, once per product dtype and
-    once more for the counts, a dictionary of 1,000 rows of 6,144 columns in float64 cost
-    10 ms a call, of which the product was 1.4 ms: the cost of each kernel row a batch rule
-    asks for after a pick. ``x`` is cast straight to the product's dtype (a large ``x``, a
-    chunk of candidates, gets no float32 copy) and counted in its own dtype (exact too)."""
+    centres), so it is read once: cast to float32 (exact for 0/1), its counts summed and its product
+    operand cast from that copy. Read once for the guard, once per product dtype and once more for
+    the counts, a dictionary cost several times its product a call: the cost of each kernel row a
+    batch rule asks for after a pick. ``x`` is cast straight to the product's dtype (a large ``x``,
+    a chunk of candidates, gets no float32 copy) and counted in its own dtype (exact too)."""
     x2_single = tf.cast(x2, tf.float32)
     counts2 = tf.reduce_sum(x2_single, axis=-1)
     counts = tf.reduce_sum(x, axis=-1)
@@ -118,8 +115,7 @@ def binary_products(
 def _compiled_mixed_products(dtype: tf.DType, rank: int) -> Callable[..., tf.Tensor]:
     """:func:`_mixed_products` compiled once a process for ``x`` of ``dtype`` and ``rank``: a
     compiled caller calls it rather than tracing its branches again (traced into each caller,
-    they made the first call of GP-BUCB's in-batch functions 5-10 times slower to trace, and
-    the first acquisition of an asynchronous campaign 2.4 s slower)."""
+    they made the first call of GP-BUCB's in-batch functions several times slower to trace)."""
     signature = [tf.TensorSpec([None] * rank, dtype), tf.TensorSpec([None] * rank, tf.float32)]
     return tf.function(
         _mixed_products,
@@ -192,7 +188,7 @@ def _products(x: tf.Tensor, x2: tf.Tensor, products: tf.DType) -> tf.Tensor:
 
 def _as(x: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
     """0/1 rows ``x`` in ``dtype``; from float64 to bfloat16 through a comparison, the same
-    values: ``tf.cast`` took 38 ms for 2,048 rows of 6,144 columns on two cores, this 11 ms."""
+    values, in a third of ``tf.cast``'s time."""
     if x.dtype == tf.float64 and dtype == tf.bfloat16:
         return tf.cast(tf.not_equal(x, 0), dtype)
     return tf.cast(x, dtype)

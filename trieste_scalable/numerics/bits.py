@@ -104,7 +104,8 @@ class PackedRows:
 
     def gather(self, index: tf.Tensor | np.ndarray | Sequence[int]) -> tf.Tensor:
         """The dense rows [K, width] at ``index`` [K] (one compiled call: a batch rule gathers
-        a few rows after every point it selects, and as eager ops this cost 1.3 ms a call)."""
+        a few rows after every point it selects, and as eager ops this cost more than the rest
+        of the call)."""
         return _compiled_gather(self.width, self.dtype)(self.bits, tf.cast(index, tf.int64))
 
     def dense(self) -> tf.Tensor:

@@ -8,12 +8,11 @@ retrace. Compiled functions cannot be deep-copied or pickled: owners rebuild the
 Each is called through its concrete function (:class:`Compiled`): a ``tf.function`` call binds
 and casts every tensor of its structured arguments against the signature before dispatch, about
 twice the cost of calling the concrete function, and a batch rule makes several calls per pick
-(GP-BUCB picking 128 of 20,000 molecules on two cores: 1.40 s through the ``tf.function``,
-1.08 s through its concrete function).
+(measured: ``benchmarks/results/design_measurements.md``).
 
 AutoGraph is off: the numerics loop with explicit ``tf.while_loop`` and branch on Python values
 only, and converting the source of everything a function calls was most of a first call's
-cost (BBKB's first acquisition on 20,000 molecules: 0.95 s of AST conversion in 2.2 s).
+cost.
 """
 
 from __future__ import annotations

@@ -113,7 +113,15 @@ def build_posterior(
     mask = pad_rows(tf.ones([size], dtype=dictionary.dtype), capacity)
     chol_kss, used_jitter = jittered_cholesky(ops.masked_gram(inducing, mask), jitter)
     factor = ops.factor_data(unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean)
-    posterior = DTCPosterior(inducing, mask, chol_kss, factor.chol_v, factor.weights, noise, mean)
+    posterior = DTCPosterior(
+        inducing,
+        mask,
+        chol_kss,
+        chol_v=factor.chol_v,
+        weights=factor.weights,
+        noise=noise,
+        mean=mean,
+    )
     return posterior, used_jitter
 
 
@@ -238,7 +246,9 @@ class CompiledDTC(CompiledEvidence):
 
     def __init__(self, kernel: Kernel, dtype: tf.DType):
         matrix, vector, scalar = specs(dtype)
-        posterior = DTCPosterior(matrix, vector, matrix, matrix, vector, scalar, scalar)
+        posterior = DTCPosterior(
+            matrix, vector, matrix, chol_v=matrix, weights=vector, noise=scalar, mean=scalar
+        )
         super().__init__(kernel, dtype)
         compile_ = compiler(kernel)
         self.marginals = compile_(marginals, posterior, matrix)

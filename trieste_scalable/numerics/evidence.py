@@ -58,7 +58,17 @@ def sgpr_evidence(
     capacity = tf.cast(tf.shape(inducing)[0], inducing.dtype)
     total = tf.reduce_sum(counts)
     chol_kss = cholesky_with_jitter(masked_gram(kernel, inducing, mask), jitter)
-    factor = factor_data(kernel, unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean)
+    factor = factor_data(
+        kernel,
+        unique_inputs,
+        counts=counts,
+        sums=sums,
+        inducing=inducing,
+        mask=mask,
+        chol_kss=chol_kss,
+        noise=noise,
+        mean=mean,
+    )
     centred_squares = sum_squares - 2.0 * mean * tf.reduce_sum(sums) + total * mean**2
     c = tf.linalg.triangular_solve(factor.chol_v, factor.projected[:, None], lower=True)[:, 0]
     log_det = (total - capacity) * tf.math.log(noise) + 2.0 * tf.reduce_sum(

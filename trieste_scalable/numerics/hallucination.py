@@ -18,8 +18,8 @@ where :math:`c` is the batch-start covariance the points are observed through:
   :math:`c` is its whole covariance (eq. 2), residual included: the exact GP conditioned on
   :math:`B` (the same as letting each point join the dictionary).
 
-This replaces a rank-one update of :math:`L_V` per point, whose O(M^2) memory traffic cost
-~14 ms a point at M = 1,000 on a CPU: here a point costs O(M t), a refreshed candidate O(M t)
+This replaces a rank-one update of :math:`L_V` per point, whose O(M^2) memory traffic
+dominated a batch: here a point costs O(M t), a refreshed candidate O(M t)
 more than its batch-start variance, and :math:`I + C(B, B) \succeq I`, so its Cholesky factor
 needs no jitter. Once ``t`` reaches ``M`` (a batch of thousands over a dictionary of
 hundreds), :func:`fold` makes the points part of :math:`V` in one O(M^2 (M + t)) step and the

@@ -97,8 +97,8 @@ def cholesky_rank_one_update(
     :math:`G_{ij} = s\,p_i p_j / \sqrt{s_j s_{j-1}}` for :math:`i > j`. So :math:`L G =
     L\,\mathrm{diag}(G_{jj}) + R\,\mathrm{diag}(q)` with :math:`q_j = s\,p_j/\sqrt{s_j s_{j-1}}`
     and :math:`R_{ik} = \sum_{j > k} L_{ij} p_j` (a reversed cumulative sum). This replaces
-    ``tfp.math.cholesky_update``, whose column-by-column graph loop costs ~20 ms at M = 512 on a
-    CPU against well under 1 ms here. A downdate requires the result to stay positive definite.
+    ``tfp.math.cholesky_update``, whose column-by-column graph loop costs tens of times as much
+    on a CPU. A downdate requires the result to stay positive definite.
     """
     sign = -1.0 if downdate else 1.0
     p = tf.linalg.triangular_solve(chol, vector[:, None], lower=True)[:, 0]  # [M]
@@ -128,8 +128,8 @@ def solve_lower(lower: tf.Tensor, rhs: tf.Tensor) -> tf.Tensor:
 
     TensorFlow's CPU kernel solves one system on about one core, and spreads a batch of systems
     over all of them: with the columns split into one batch member per core (when there are
-    at least 256 a member), the solve runs faster (M = 1,000, 2,048 columns, two cores: 36-40 ms
-    against 51-63 ms) and gives the same columns.
+    at least 256 a member), the solve runs faster and gives the same columns (measured:
+    ``benchmarks/results/design_measurements.md``).
     """
     parts = _solve_parts()
     num = tf.shape(rhs)[1]

@@ -72,7 +72,17 @@ def optimal_q(
 ) -> tuple[tf.Tensor, tf.Tensor]:
     """The ELBO-optimal whitened q (module docstring), from counts and sums of replicated data;
     the lower-triangular root of :math:`V^{-1}` by :func:`.linalg.lower_root_of_inverse`."""
-    factor = factor_data(kernel, unique_inputs, counts, sums, inducing, mask, chol_kzz, noise, mean)
+    factor = factor_data(
+        kernel,
+        unique_inputs,
+        counts=counts,
+        sums=sums,
+        inducing=inducing,
+        mask=mask,
+        chol_kss=chol_kzz,
+        noise=noise,
+        mean=mean,
+    )
     return factor.weights, tf.sqrt(noise) * lower_root_of_inverse(factor.precision)
 
 

@@ -7,9 +7,9 @@ Each says how many chunks it runs at once (``cpus``), so that
 :func:`~.store_build.build_store` keeps enough shards in flight to keep every one busy
 (:func:`~.store_build.shards_in_flight`).
 
-On one machine a process pool replaces Ray: starting a local Ray cluster took ~4 s of a
-100,000-molecule featurisation's ~16 s on 2 cores, mostly on one core, while the pool's workers
-start in about a second (each imports RDKit). Ray is for featurising on several machines.
+On one machine a process pool replaces Ray: starting a local Ray cluster took a quarter of a
+100,000-molecule featurisation, mostly on one core, while the pool's workers start in about a
+second (each imports RDKit). Ray is for featurising on several machines.
 """
 
 from __future__ import annotations

@@ -171,43 +171,16 @@ def screening_problem(
     :raise UsageError: On an unknown objective or fingerprint, an empty library, unparseable
         SMILES or a score table that cannot be used.
     """
-    if objective is not None and objective not in OBJECTIVES and not is_score_table(objective):
-        raise UsageError(
-            f"unknown objective {objective!r}: choose from {sorted(OBJECTIVES)} or "
-            "table:FILE[:COLUMN]"
-        )
-    check_fingerprint(fingerprint, radius, size)
-    if noise_std < 0:
-        raise UsageError(f"noise must be non-negative, got {noise_std}")
+    _check_settings(objective, fingerprint, radius, size, noise_std)
     if is_store(library):
         store = LibraryStore(library)
         return _store_problem(store, objective, fingerprint, noise_std, progress, higher_is_better)
     smiles = load_smiles(library)
     key = "\n".join(smiles)
-    featurised: dict[str, np.ndarray] = {}
-
-    def featurise() -> dict[str, np.ndarray]:
-        if not featurised:
-            found = fingerprint_library(
-                smiles, fingerprint, radius, size, skip_invalid, progress=progress
-            )
-            featurised.update(kept=found[0], packed=found[1])
-        return featurised
-
-    kept = cached(
-        "kept",
-        f"{key}|{skip_invalid}",
-        lambda: featurise()["kept"],
-        lambda value: _valid_kept(value, len(smiles)),
+    kept, packed = _fingerprints(
+        smiles, key, (fingerprint, radius, size), skip_invalid=skip_invalid, progress=progress
     )
     width = fingerprint_width(fingerprint, size)
-    packed = cached(
-        "packed-fingerprints",
-        f"{key}|{skip_invalid}|{fingerprint}|{radius}|{size}",
-        lambda: featurise()["packed"],
-        lambda value: value.shape == (kept.size, -(-width // 8)) and value.dtype == np.uint8,
-        mmap=True,
-    )
     scores = np.full(kept.size, np.nan)
     if objective is not None and not is_score_table(objective):
         name = objective
@@ -232,6 +205,59 @@ def screening_problem(
         higher_is_better=higher_is_better,
         source=source,
     )
+
+
+def _check_settings(
+    objective: Optional[str], fingerprint: str, radius: int, size: int, noise_std: float
+) -> None:
+    """:raise UsageError: On an unknown objective or fingerprint, or a negative noise."""
+    if objective is not None and objective not in OBJECTIVES and not is_score_table(objective):
+        raise UsageError(
+            f"unknown objective {objective!r}: choose from {sorted(OBJECTIVES)} or "
+            "table:FILE[:COLUMN]"
+        )
+    check_fingerprint(fingerprint, radius, size)
+    if noise_std < 0:
+        raise UsageError(f"noise must be non-negative, got {noise_std}")
+
+
+def _fingerprints(
+    smiles: list[str],
+    key: str,
+    settings: tuple[str, int, int],
+    *,
+    skip_invalid: bool,
+    progress: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of the SMILES kept [K] and their packed fingerprints [K, ceil(W / 8)], each
+    from the cache or computed (once for both) and cached; ``settings`` are the fingerprint's
+    kind, radius and size."""
+    fingerprint, radius, size = settings
+    featurised: dict[str, np.ndarray] = {}
+
+    def featurise() -> dict[str, np.ndarray]:
+        if not featurised:
+            found = fingerprint_library(
+                smiles, fingerprint, radius, size, skip_invalid, progress=progress
+            )
+            featurised.update(kept=found[0], packed=found[1])
+        return featurised
+
+    kept = cached(
+        "kept",
+        f"{key}|{skip_invalid}",
+        lambda: featurise()["kept"],
+        lambda value: _valid_kept(value, len(smiles)),
+    )
+    width = fingerprint_width(fingerprint, size)
+    packed = cached(
+        "packed-fingerprints",
+        f"{key}|{skip_invalid}|{fingerprint}|{radius}|{size}",
+        lambda: featurise()["packed"],
+        lambda value: value.shape == (kept.size, -(-width // 8)) and value.dtype == np.uint8,
+        mmap=True,
+    )
+    return kept, packed
 
 
 def _values(

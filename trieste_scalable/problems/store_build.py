@@ -87,28 +87,8 @@ def build_store(
     for path in paths:
         if not path.is_file():
             raise StoreError(f"library file {path} does not exist")
-    width = fingerprint_width(kind, size)
-    settings = dict(kind=kind, radius=radius, size=size, width=width)
-    origin = [[str(p.resolve()), p.stat().st_size] for p in paths]
-    manifest: dict[str, Any] = dict(
-        format=FORMAT_VERSION, fingerprint=settings, sources=origin, shard_size=shard_size,
-        shards=[], complete=False, library_sha256="",
-    )  # fmt: skip
-    if is_store(out):
-        found = read_manifest(out)
-        same = ("fingerprint", "sources", "shard_size")
-        if any(found[key] != manifest[key] for key in same):
-            raise StoreError(
-                f"{out} holds a store of other sources or settings ({MANIFEST}): choose another "
-                "--out or delete it"
-            )
-        manifest = found
-    out.mkdir(parents=True, exist_ok=True)
-    write_manifest(out, manifest)  # the store's sources and settings, before any shard
+    manifest = _started_manifest(out, paths, (kind, radius, size), shard_size)
     done = {shard["name"]: shard for shard in manifest["shards"]}
-    for name, shard in done.items():
-        if shard_hash(out, name) != shard["sha256"]:
-            raise StoreError(f"{out}: shard {name} does not match its hash in {MANIFEST}")
     _remove_unlisted(out, set(done))
     seen = _SeenRows(out, [shard["name"] for shard in manifest["shards"]])
     chunk_map = chunk_map or _in_process
@@ -128,6 +108,41 @@ def build_store(
     manifest.update(complete=True, library_sha256=hashlib.sha256(hashes.encode()).hexdigest())
     write_manifest(out, manifest)
     return LibraryStore(out)
+
+
+def _started_manifest(
+    out: Path, paths: list[Path], fingerprint: tuple[str, int, int], shard_size: int
+) -> dict[str, Any]:
+    """The manifest of the store ``out`` is being built into: a new one, or the one of a store
+    of the same sources and settings left unfinished, written before any shard; the shards it
+    lists are checked against their hashes.
+
+    :raise StoreError: If ``out`` holds a store of other sources or settings, or a listed shard
+        no longer matches its hash.
+    """
+    kind, radius, size = fingerprint
+    width = fingerprint_width(kind, size)
+    settings = dict(kind=kind, radius=radius, size=size, width=width)
+    origin = [[str(p.resolve()), p.stat().st_size] for p in paths]
+    manifest: dict[str, Any] = dict(
+        format=FORMAT_VERSION, fingerprint=settings, sources=origin, shard_size=shard_size,
+        shards=[], complete=False, library_sha256="",
+    )  # fmt: skip
+    if is_store(out):
+        found = read_manifest(out)
+        same = ("fingerprint", "sources", "shard_size")
+        if any(found[key] != manifest[key] for key in same):
+            raise StoreError(
+                f"{out} holds a store of other sources or settings ({MANIFEST}): choose another "
+                "--out or delete it"
+            )
+        manifest = found
+    out.mkdir(parents=True, exist_ok=True)
+    write_manifest(out, manifest)  # the store's sources and settings, before any shard
+    for shard in manifest["shards"]:
+        if shard_hash(out, shard["name"]) != shard["sha256"]:
+            raise StoreError(f"{out}: shard {shard['name']} does not match its hash in {MANIFEST}")
+    return manifest
 
 
 def _finish_shard(

@@ -140,8 +140,7 @@ class SignCache:
         :param store: Where the signs are kept across processes, under a key made of the
             candidates' values, the draws' values, the feature map and ``dtype`` (so a stored
             entry is only ever read for the very features it holds): read from there if kept,
-            else computed and kept. On two CPU cores 20,000 molecules hash in 0.5-0.9 s and
-            10^6 in about 20 s; an entry is 126 bytes a candidate at F = 1,000.
+            else computed and kept. An entry is 126 bytes a candidate at F = 1,000.
         """
         key = self._key
         if self._packed is None or key is None or key[0] is not candidates or key[1] != draw:

@@ -205,12 +205,12 @@ class ArcCosineFeatures(FeatureMap):
 class TanimotoFeatures(FeatureMap):
     """MinHash sign features for the Tanimoto kernel on binary inputs (see module docstring).
 
-    Only the on-bits of each row are visited (gathered with ``top_k``), so a chunk costs
-    O(N F K) time for K on-bits per row, not O(N F D), and O(N F) memory: the minimum over the
-    on-bits is a running one, one on-bit at a time (an [N, K, F] gather reduced at once moved
-    K times as much memory: 20,000 molecules hashed in 0.84 s instead of 0.62 s). The keys are
-    float32 (exact below 2^23 bits), not int16: TensorFlow's CPU minimum over int16 ran 3.5
-    times slower.
+    Only the on-bits of each row are visited (gathered with ``top_k``), so a chunk costs O(N F K)
+    time for K on-bits per row, not O(N F D), and O(N F) memory: the minimum over the on-bits is a
+    running one, one on-bit at a time (an [N, K, F] gather reduced at once moved K times as much
+    memory, and was slower). The keys are float32 (exact below 2^23 bits), not int16: TensorFlow's
+    CPU minimum over int16 ran several times slower (measured:
+    ``benchmarks/results/design_measurements.md``).
     """
 
     max_rows = 1024
@@ -253,8 +253,7 @@ class TanimotoFeatures(FeatureMap):
         fingerprint): sign f of a row is the sign of its on-bit of lowest rank under
         permutation f. Each key carries its bit's sign as its parity, so the running minimum of
         the keys over the on-bits gives the sign without looking the bit up through the
-        permutation and the signs (two [F, N] gathers): the signs of 20,000 molecules took
-        0.95-1.01 s against 1.24-1.37 s on 2 cores, alternating runs. The parity is taken on
+        permutation and the signs (two [F, N] gathers), which is faster. The parity is taken on
         int32 (a float ``floormod`` cost more than the gathers it replaced)."""
         (keys,) = draws  # [D + 1, F] (see draw)
         on = tf.cast(x > 0, tf.int32)

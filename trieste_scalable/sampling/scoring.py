@@ -155,7 +155,13 @@ class ChunkedSampleScorer:
                 amplitude = self.features.amplitude(features)
                 prior = amplitude * rows.signs(self.features.num_features, features)
             return evaluate(
-                self.features, self.mean_function, draws, weights, x, prior, self.products
+                self.features,
+                self.mean_function,
+                draws=draws,
+                weights=weights,
+                x=x,
+                prior_features=prior,
+                products=self.products,
             )
 
         return _running_top_k(values, excluded, k, chunk, tf.shape(weights.prior)[1])

@@ -117,10 +117,8 @@ def build(algorithm: str, data: Dataset, **options: Any) -> tuple[Any, Acquisiti
     :param screening: Never propose an evaluated candidate, nor one twice in a batch (every
         rule): screening evaluates each molecule once.
     :param num_inducing: Inducing points of ``ts``'s SVGP; ``selector`` picks them. Default
-        1,000 when screening (measured at 10⁵ molecules and 5,000 evaluations, recall of the top
-        1 % over three seeds: 0.396 with 500, 0.465 with 1,000, 0.492 with 2,000, at 1.7, 1.9 and
-        3.2 s a batch of 100; over all of MOSES each 1,000 more costs ~10-20 s a batch of 500),
-        else 500.
+        1,000 when screening (the recall gained by 2,000 did not pay for its cost a batch;
+        measured: ``benchmarks/results/design_measurements.md``), else 500.
     :param budget: Evaluations left; bounds the MINI rules' epochs.
     :param redraw_features_every: ``ts``'s cached sign features are redrawn every this many
         batches (see ``BatchThompsonSampling``).

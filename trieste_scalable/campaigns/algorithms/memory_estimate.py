@@ -15,16 +15,9 @@ model over m points (``gp-bucb``'s dictionary, ``ts``'s inducing points; m = n f
   kernel intermediates;
 - TensorFlow and the interpreter, :data:`BASELINE`.
 
-Measured against them (peak RSS, 2 cores; ``benchmarks/library_scale_rules.py``,
-``benchmarks/hts_scale.py``): MolPAL's protocol on 50,000 MOSES molecules (atom-pair counts,
-3,000 evaluations), the exact GP peaked at 3.1 GB (estimated 5.2 GB) and a dictionary of 1,000
-at 2.6 GB (3.7 GB); MolPAL's HTS protocol on 10⁶ synthetic molecules (1,024 bits, 24,000
-evaluations, a dictionary of 1,000 or 1,000 inducing points) at 5.4 GB for ``gp-bucb`` and
-6.0 GB for ``ts`` (6.1 GB), on 10⁶ MOSES molecules (atom-pair counts, 6,144 bits) at 7.4 GB and
-7.8 GB (12.1 GB). The estimate is the parts' sum times :data:`MARGIN`: above every peak
-measured, by at most 1.7 times. (The 50,000-molecule peaks and ``ts``'s synthetic one were
-measured while the evaluated rows were held five times over, a small part there; the others
-since the model shares the dataset's rows.)
+The estimate is the parts' sum times :data:`MARGIN`, chosen to lie above every peak resident
+memory measured by ``benchmarks/library_scale_rules.py`` and ``benchmarks/hts_scale.py``, and
+within twice it (the peaks against the estimates: ``benchmarks/results/design_measurements.md``).
 """
 
 from __future__ import annotations

@@ -112,21 +112,8 @@ def _run(
     run: Optional[CampaignRun] = None
     try:
         evaluator = _evaluator(problem, spec, oracle, workers, len(logged.ids))
-        higher = oracle.higher_is_better if oracle else problem.higher_is_better
-        monitor = CampaignMonitor(
-            problem,
-            str(logdir),
-            spec.budget,
-            not spec.quiet,
-            logged=logged,
-            score=score,
-            higher_is_better=higher,
-            num_workers=evaluator.num_workers,
-        )
-        labels: Any = getattr(problem, "labels", None)  # an oracle scores a molecule's SMILES
-        payload = list if oracle is None else (lambda ids: [str(labels[i]) for i in ids])
-        run = CampaignRun(problem, evaluator, monitor, payload, files, logged, next_job)
-        with monitor:
+        run = _campaign_run(problem, spec, oracle, evaluator, files, logged, next_job=next_job)
+        with run.monitor:
             result = _proceed(run, spec, build, still, files)
     except Exception as error:
         # an evaluation on record is never erased: the campaign resumes from it
@@ -141,6 +128,42 @@ def _run(
     title = f"{spec.algorithm} on {problem.name}"
     report(files.log, problem, result, title, time.perf_counter() - start, oracle is not None)
     return result
+
+
+def _campaign_run(
+    problem: DiscreteProblem,
+    spec: CampaignSpec,
+    oracle: Optional[Oriented],
+    evaluator: Evaluator,
+    files: CampaignFiles,
+    logged: LoggedEvaluations,
+    *,
+    next_job: int,
+) -> CampaignRun:
+    """The run of a campaign with its monitor (progress, TensorBoard) and what an evaluation
+    is sent (the candidate's index, or a molecule's SMILES for an oracle)."""
+    higher = oracle.higher_is_better if oracle else problem.higher_is_better
+    monitor = CampaignMonitor(
+        problem,
+        str(spec.logdir),
+        spec.budget,
+        not spec.quiet,
+        logged=logged,
+        score=files.log.score,
+        higher_is_better=higher,
+        num_workers=evaluator.num_workers,
+    )
+    labels: Any = getattr(problem, "labels", None)  # an oracle scores a molecule's SMILES
+    payload = list if oracle is None else (lambda ids: [str(labels[i]) for i in ids])
+    return CampaignRun(
+        problem,
+        evaluator,
+        monitor=monitor,
+        payload=payload,
+        files=files,
+        logged=logged,
+        next_job=next_job,
+    )
 
 
 def _started(

@@ -1,17 +1,17 @@
-"""The one adapter to Trieste's ``AskTellOptimizer``'s private state
-(:data:`PRIVATE_ATTRIBUTES`, pinned by ``tests/test_engine.py``): setting a rule's state, which
+"""The one adapter to Trieste's ``AskTellOptimizer``'s private state (:data:`PRIVATE_ATTRIBUTES`,
+pinned by ``tests/unit/campaigns/test_engine.py``): setting a rule's state, which
 it has no setter for (:func:`set_rule_state`), and an ``ask`` that writes per-dimension
 query-point summaries only where they mean something (:class:`CampaignAskTell`).
 
 Trieste's ``ask`` writes one TensorBoard histogram per input dimension of the query points
-(``trieste.bayesian_optimizer.write_summary_query_points``), each from an eager slice of the
-batch: on 2,048-wide fingerprints, 2,048 histograms an acquisition (1,000+ tags and megabytes of
-events in a few batches, which TensorBoard cannot show usefully), and the slicing alone took
-2-4 s of a 6 s acquisition of 106 molecules on 2 cores (MolPAL's Enamine10k protocol: 31 s a
-run before, 16-19 s after). A filter on the names (``trieste.logging.set_summary_filter``)
-drops the events but not the slicing. Above :data:`MAX_SUMMARISED_DIMENSION` input dimensions
-this ``ask`` writes the query points' pairwise distances and the acquisition's wall-clock time,
-as Trieste does; at or below it, Trieste's own summaries.
+(``trieste.bayesian_optimizer.write_summary_query_points``), each from an eager slice of the batch:
+on 2,048-wide fingerprints, 2,048 histograms an acquisition (1,000+ tags and megabytes of events in
+a few batches, which TensorBoard cannot show usefully), and the slicing alone took about half of a
+small acquisition (measured: ``benchmarks/results/design_measurements.md``). A filter on the names
+(``trieste.logging.set_summary_filter``) drops the events but not the slicing. Above
+:data:`MAX_SUMMARISED_DIMENSION` input dimensions this ``ask`` writes the query points' pairwise
+distances and the acquisition's wall-clock time, as Trieste does; at or below it, Trieste's own
+summaries.
 """
 
 from __future__ import annotations

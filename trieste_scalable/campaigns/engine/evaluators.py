@@ -64,13 +64,22 @@ class Evaluation:
         cls, key: int, point: np.ndarray, reason: str, submitted: float, finished: float
     ) -> Evaluation:
         """An evaluation that failed for ``reason`` without a result from any worker."""
-        return cls(key, point, None, reason, submitted, finished, "", submitted)
+        return cls(
+            key,
+            point,
+            value=None,
+            error=reason,
+            started=submitted,
+            finished=finished,
+            worker="",
+            submitted=submitted,
+        )
 
     @classmethod
     def replayed(cls, key: int, point: np.ndarray, value: Optional[float]) -> Evaluation:
         """An evaluation told before (``None``: it failed), told again to a rebuilt model: no
         times, no worker."""
-        return cls(key, point, value, "", 0.0, 0.0, "")
+        return cls(key, point, value=value, error="", started=0.0, finished=0.0, worker="")
 
 
 class Evaluator(Protocol):

@@ -11,13 +11,12 @@ A greedy batch rule's picks (GP-BUCB, BBKB, BKB) are put in hand as the rule mak
 acquisition: free workers need not wait for the rest of the batch (at a campaign's start, all of
 them). A resumed campaign takes its pending points from the journal, not from that state.
 
-Results are told lazily, all at once just before the next acquisition: the model is only used
-by acquisitions, so the rule sees exactly what it would have seen had each result been told on
-arrival, and an update per acquisition (not per result) costs a fraction of the driver's time
-(measured on screening with 32 workers: 400 tells of ~60 ms each took 60 % of the driver's time).
-The thread asks while fewer proposals are in hand than ``want`` asked for; after an
-acquisition that proposed nothing (a rule that waits for results) it asks again only once a new
-result has been told.
+Results are told lazily, all at once just before the next acquisition: the model is only used by
+acquisitions, so the rule sees exactly what it would have seen had each result been told on arrival,
+and an update per acquisition (not per result) costs a fraction of the driver's time (a tell per
+result took most of it with 32 workers; measured: ``benchmarks/results/design_measurements.md``).
+The thread asks while fewer proposals are in hand than ``want`` asked for; after an acquisition that
+proposed nothing (a rule that waits for results) it asks again only once a new result has been told.
 """
 
 from __future__ import annotations

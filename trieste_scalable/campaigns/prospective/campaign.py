@@ -268,23 +268,23 @@ class ProspectiveCampaign:
         history = History(
             logged,
             fingerprint_rows([e.smiles for e in extras], self.spec.fingerprint_settings),
-            np.array([e.job for e in extras], dtype=np.int64),
-            np.array([e.observed for e in extras]),
-            self.records.asks.read(),
-            initial,
-            np.array([j.index for j in jobs if j.job not in told], dtype=int),
-            len(self.records.corrections.read()),
+            extra_jobs=np.array([e.job for e in extras], dtype=np.int64),
+            extra_observed=np.array([e.observed for e in extras]),
+            asks=self.records.asks.read(),
+            initial_jobs=initial,
+            pending=np.array([j.index for j in jobs if j.job not in told], dtype=int),
+            corrections=len(self.records.corrections.read()),
         )
         with for_library(library_label(self.spec.library)):
             chosen, live = next_batch(
                 self.problem,
                 library_models(self.spec),
-                history,
-                batch,
-                self.spec.budget,
-                rule_state_path(self.logdir, batch - 1),
-                self.spec.rule,
-                self._live,
+                history=history,
+                batch=batch,
+                budget=self.spec.budget,
+                rule_state=rule_state_path(self.logdir, batch - 1),
+                rule_name=self.spec.rule,
+                live=self._live,
             )
         keep = min(len(chosen.points), self.spec.budget - after)
         self.records.asks.write(batch, len(logged.jobs), len(extras))

@@ -242,12 +242,12 @@ class ProspectiveRecords:
         return cls(
             problem,
             logdir,
-            log,
-            InFlight(logdir / IN_FLIGHT),
-            Asks(logdir),
-            ExtraMolecules(logdir),
-            TellJournal(logdir),
-            Corrections(logdir),
+            log=log,
+            journal=InFlight(logdir / IN_FLIGHT),
+            asks=Asks(logdir),
+            extras=ExtraMolecules(logdir),
+            telling=TellJournal(logdir),
+            corrections=Corrections(logdir),
         )
 
     def logged(self, read: Optional[LoggedEvaluations] = None) -> LoggedEvaluations:

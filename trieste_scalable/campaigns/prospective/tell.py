@@ -243,7 +243,16 @@ def apply_tell(campaign: ProspectiveRecords, tell: dict[str, Any]) -> None:
         campaign.log.append(
             [Job(int(job), int(batch), int(index)) for job, batch, index, _, _ in rows],
             [
-                Evaluation(int(job), np.zeros(0), observed, error, at, at, "", submitted=at)
+                Evaluation(
+                    int(job),
+                    np.zeros(0),
+                    value=observed,
+                    error=error,
+                    started=at,
+                    finished=at,
+                    worker="",
+                    submitted=at,
+                )
                 for job, _, _, observed, error in rows
             ],
         )
