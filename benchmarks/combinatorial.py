@@ -1,0 +1,251 @@
+"""Make-on-demand spaces: the pool rule around GP-BUCB against Walters' reagent Thompson sampling,
+side by side in one run, at the same total numbers of evaluations (warm-up included).
+
+Run: ``.venv/bin/python benchmarks/combinatorial.py --space subset --objective similarity
+--evaluations 2000 --seeds 5 --walters-ts DIR --walters-python PY``, where ``DIR`` is a checkout of
+GitHub ``PatWalters/TS`` and ``PY`` a Python with what it imports (RDKit, pandas, sqlitedict,
+useful_rdkit_utils); without them only this package's rule runs.
+
+Spaces (Walters' reagent files, shipped in ``trieste_scalable/data/reagents``): ``subset``, his
+quinazoline reaction over the 100-reagent lists (10^6 products, enumerated once here so that its
+true top 100 is known: cached under the cache directory); ``quinazoline``, over the full lists
+(2.19 x 10^10); ``amide``, 13,842 x 4,214. Objectives (maximised): ``similarity``, his
+``FPEvaluator`` (Morgan Tanimoto to his query molecule), and ``qed``, RDKit's drug-likeness, which
+a Tanimoto kernel does not make a near-copy of the kernel.
+
+Ours: 100 random products, then batches of 100 of ``CombinatorialPoolRule`` around this package's
+library default (GP-BUCB, fixed batches, Tanimoto kernel on the campaigns' default fingerprint,
+the noise-free screen's regulariser). Printed per run: the share of the true top 100 found (on
+``subset``), the mean true score of the best 100 found, seconds a batch and peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import time
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Callable, Optional
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from trieste.ask_tell_optimization import AskTellOptimizer  # noqa: E402
+from trieste.data import Dataset  # noqa: E402
+
+from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
+from trieste_scalable.acquisition.combinatorial_rule import CombinatorialPoolRule  # noqa: E402
+from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
+from trieste_scalable.campaigns.algorithms.library_models import screening_regulariser  # noqa: E402
+from trieste_scalable.kernels import Tanimoto  # noqa: E402
+from trieste_scalable.models.featurised import FeaturisedModel  # noqa: E402
+from trieste_scalable.problems.combinatorial import (  # noqa: E402
+    AMIDE,
+    QUINAZOLINE,
+    REAGENTS,
+    CombinatorialLibrary,
+)
+from trieste_scalable.problems.combinatorial_space import CombinatorialSearchSpace  # noqa: E402
+from trieste_scalable.problems.molecules import (  # noqa: E402
+    DEFAULT_FINGERPRINT,
+    DEFAULT_RADIUS,
+    DEFAULT_WIDTH,
+    cache_dir,
+)
+from trieste_scalable.problems.reagents import read_reagents  # noqa: E402
+
+SPACES = {
+    "subset": (QUINAZOLINE, ("aminobenzoic_100", "primary_amines_100", "carboxylic_acids_100")),
+    "quinazoline": (QUINAZOLINE, ("aminobenzoic_ok", "primary_amines_ok", "carboxylic_acids_ok")),
+    "amide": (AMIDE, ("primary_amines_ok", "carboxylic_acids_ok")),
+}
+QUERIES = {  # Walters' examples/quinazoline_fp_sim.json and amide_fp_sim.json
+    QUINAZOLINE: "CCc1cccc2c(=O)n(C3CNC3)c([C@@H](C)N)nc12",
+    AMIDE: "COC(=O)[C@@H](O)CC(=O)Nc1nncc2ccccc12",
+}
+BATCH, INITIAL = 100, 100
+
+
+def reagent_files(space: str) -> list[Path]:
+    return [REAGENTS / f"{name}.smi.gz" for name in SPACES[space][1]]
+
+
+def library_of(space: str) -> CombinatorialLibrary:
+    return CombinatorialLibrary(SPACES[space][0], [read_reagents(p) for p in reagent_files(space)])
+
+
+def objective_of(name: str, query: str) -> Callable[[list[str]], np.ndarray]:
+    """Scores (higher is better) of canonical SMILES."""
+    from rdkit import Chem, DataStructs
+    from rdkit.Chem import QED, rdFingerprintGenerator
+
+    generator = rdFingerprintGenerator.GetMorganGenerator()
+    reference = generator.GetFingerprint(Chem.MolFromSmiles(query))
+
+    def score(smiles: list[str]) -> np.ndarray:
+        molecules = [Chem.MolFromSmiles(s) for s in smiles]
+        if name == "qed":
+            return np.array([QED.qed(m) for m in molecules])
+        found = [generator.GetFingerprint(m) for m in molecules]
+        return np.array(DataStructs.BulkTanimotoSimilarity(reference, found))
+
+    return score
+
+
+def _truth_chunk(job: tuple[str, str, int, int]) -> np.ndarray:
+    space, objective, start, stop = job
+    library = library_of(space)
+    tuples = np.stack(np.unravel_index(np.arange(start, stop), library.counts), axis=1)
+    made = library.products(tuples)
+    scores = np.full(len(made), -np.inf)
+    ok = [i for i, s in enumerate(made) if s is not None]
+    scores[ok] = objective_of(objective, QUERIES[SPACES[space][0]])([made[i] for i in ok])
+    return scores
+
+
+def truth(space: str, objective: str) -> np.ndarray:
+    """Every product's score [size] by flat index (C order of the tuples), cached."""
+    path = cache_dir() / f"combinatorial-truth-{space}-{objective}.npy"
+    if path.is_file():
+        return np.load(path)
+    size = library_of(space).size
+    chunk = 20_000
+    jobs = [(space, objective, s, min(s + chunk, size)) for s in range(0, size, chunk)]
+    started = time.perf_counter()
+    with Pool(os.cpu_count() or 1) as pool:
+        scores = np.concatenate(pool.map(_truth_chunk, jobs))
+    print(f"enumerated {size:,} products in {time.perf_counter() - started:.0f} s (cached: {path})")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, scores)
+    return scores
+
+
+def run_ours(space_name: str, objective: str, evaluations: int, seed: int) -> dict:
+    library = library_of(space_name)
+    space = CombinatorialSearchSpace(library, (DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH))
+    score = objective_of(objective, QUERIES[SPACES[space_name][0]])
+
+    def observe(points: tf.Tensor) -> Dataset:
+        made = library.products(np.rint(points.numpy()).astype(np.int64))
+        return Dataset(points, tf.constant(-score(made)[:, None]))  # Trieste minimises
+
+    data = observe(space.sample(INITIAL, seed=seed))
+    scale = float(np.var(data.observations.numpy())) or 1.0
+    featurise = FeaturisedModel(None, space.feature_rows, space.width)  # type: ignore[arg-type]
+    inner, rule = build(
+        "gp-bucb",
+        featurise.dataset_features(data),
+        kernel=Tanimoto(variance=scale, binary_inputs=True),
+        noise_variance=screening_regulariser("gp-bucb", scale),
+        width=ConfidenceWidth("constant", beta=2.0),
+        batch_size=BATCH,
+        max_batch_size=BATCH,
+        fixed_batches=True,
+        fit_hyperparameters=False,
+        screening=True,
+        seed=seed,
+    )
+    pool_rule = CombinatorialPoolRule(rule, seed=seed)
+    ask_tell = AskTellOptimizer(
+        space, data, FeaturisedModel(inner, space.feature_rows, space.width), pool_rule
+    )
+    seconds = []
+    while int(ask_tell.dataset.query_points.shape[0]) < evaluations:
+        started = time.perf_counter()
+        batch = ask_tell.ask()
+        seconds.append(time.perf_counter() - started)
+        ask_tell.tell(observe(batch))
+    points = np.rint(ask_tell.dataset.query_points.numpy()).astype(np.int64)[:evaluations]
+    return {
+        "flat": np.ravel_multi_index(points.T, library.counts).tolist(),
+        "names": [library.name(p) for p in points],
+        "seconds_a_batch": float(np.median(seconds)),
+        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    }
+
+
+def run_walters(args: argparse.Namespace, seed: int) -> Optional[dict]:
+    if not args.walters_ts:
+        return None
+    reaction = SPACES[args.space][0]
+    command = [
+        args.walters_python,
+        str(Path(__file__).parent / "walters_ts_driver.py"),
+        *("--ts-dir", args.walters_ts, "--reaction", reaction, "--objective", args.objective),
+        *("--query", QUERIES[reaction], "--evaluations", str(args.evaluations)),
+        *("--seed", str(seed), "--reagents", *map(str, reagent_files(args.space))),
+    ]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout)
+    result["seconds"] = time.perf_counter() - started
+    return result
+
+
+def flat_of(names: list[str], library: CombinatorialLibrary) -> np.ndarray:
+    """Flat indices of products named by their reagents' names (``A_B_C``)."""
+    lookup = [{name: i for i, name in enumerate(r.names)} for r in library.reagents]
+    rows = [
+        [table.get(part, -1) for table, part in zip(lookup, name.split("_"))]
+        for name in names
+        if name.count("_") == len(lookup) - 1
+    ]
+    rows = [row for row in rows if min(row) >= 0]
+    return np.ravel_multi_index(np.array(rows).T, library.counts) if rows else np.zeros(0, int)
+
+
+def summary(flat: np.ndarray, scores: Optional[np.ndarray]) -> dict:
+    """Share of the true top 100 found and mean true score of the best 100 found (subset)."""
+    if scores is None:
+        return {}
+    top = set(np.argsort(-scores, kind="stable")[:100].tolist())
+    found = np.sort(scores[np.unique(flat)])[::-1]
+    return {
+        "top100_share": len(top & set(flat.tolist())) / 100,
+        "best100_mean": float(np.mean(found[:100])),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--space", choices=sorted(SPACES), default="subset")
+    parser.add_argument("--objective", choices=("similarity", "qed"), default="similarity")
+    parser.add_argument("--evaluations", type=int, default=2000)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--walters-ts", help="a checkout of GitHub PatWalters/TS")
+    parser.add_argument("--walters-python", default="python3", help="the Python to run it with")
+    args = parser.parse_args()
+    library = library_of(args.space)
+    scores = truth(args.space, args.objective) if args.space == "subset" else None
+    print(
+        f"{args.space}: {library.size:.3g} products, {args.objective}, "
+        f"{args.evaluations} evaluations"
+    )
+    print("seed  rule      top-100 share  best-100 mean  s/batch  peak GB")
+    for seed in range(args.seeds):
+        ours = run_ours(args.space, args.objective, args.evaluations, seed)
+        mine = summary(np.array(ours["flat"]), scores)
+        print(
+            f"{seed:4d}  pool+gp-bucb  {mine.get('top100_share', float('nan')):13.2f}  "
+            f"{mine.get('best100_mean', float('nan')):13.4f}  {ours['seconds_a_batch']:7.1f}  "
+            f"{ours['peak_gb']:7.2f}",
+            flush=True,
+        )
+        theirs = run_walters(args, seed)
+        if theirs is not None:
+            found = summary(flat_of(theirs["names"][: args.evaluations], library), scores)
+            print(
+                f"{seed:4d}  reagent TS    {found.get('top100_share', float('nan')):13.2f}  "
+                f"{found.get('best100_mean', float('nan')):13.4f}  "
+                f"({theirs['evaluations']} evaluations, {theirs['seconds']:.0f} s)",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""The featurised model: predictions are the inner model's at the features, datasets are
+featurised only where they grew, and featurisation runs inside compiled functions too."""
+
+from __future__ import annotations
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+from trieste.data import Dataset
+from trieste.models.gpflow import GaussianProcessRegression
+
+from trieste_scalable.models.featurised import FeaturisedModel
+
+
+def _featurise_counting(calls: list[int]):  # type: ignore[no-untyped-def]
+    def featurise(points: np.ndarray) -> np.ndarray:
+        calls.append(len(points))
+        x = np.asarray(points, dtype=np.float64)
+        return np.concatenate([np.sin(x), x**2], axis=1)  # [N, 2] -> [N, 4]
+
+    return featurise
+
+
+def _data(n: int) -> Dataset:
+    x = np.random.default_rng(0).uniform(size=(n, 2))
+    return Dataset(tf.constant(x), tf.constant(np.cos(3 * x[:, :1])))
+
+
+def test_predictions_are_the_inner_models_at_the_features() -> None:
+    calls: list[int] = []
+    featurise = _featurise_counting(calls)
+    data = _data(12)
+    features = Dataset(tf.constant(featurise(data.query_points.numpy())), data.observations)
+    gpr = gpflow.models.GPR(
+        features.astuple(), gpflow.kernels.SquaredExponential(), noise_variance=0.01
+    )
+    model = FeaturisedModel(GaussianProcessRegression(gpr), featurise, 4)
+    x = np.random.default_rng(1).uniform(size=(5, 2))
+    mean, variance = model.predict(tf.constant(x))
+    expected = gpr.predict_f(tf.constant(featurise(x)))
+    np.testing.assert_allclose(mean, expected[0])
+    np.testing.assert_allclose(variance, expected[1])
+    compiled = tf.function(lambda q: model.predict(q)[0])  # as Trieste's acquisition functions
+    np.testing.assert_allclose(compiled(tf.constant(x[None])), mean[None])
+
+
+def test_datasets_are_featurised_only_where_they_grew() -> None:
+    calls: list[int] = []
+    model = FeaturisedModel(None, _featurise_counting(calls), 4)  # type: ignore[arg-type]
+    full = _data(10)
+    first = Dataset(full.query_points[:6], full.observations[:6])
+    np.testing.assert_allclose(
+        model.dataset_features(first).query_points[:, 2:], first.query_points**2
+    )
+    grown = model.dataset_features(full)
+    assert calls == [6, 4]
+    np.testing.assert_allclose(grown.query_points[:, :2], np.sin(full.query_points))
+    changed = Dataset(full.query_points[::-1], full.observations[::-1])  # not a growth: all again
+    np.testing.assert_allclose(
+        model.dataset_features(changed).query_points[:, 2:], changed.query_points**2
+    )
+    assert calls == [6, 4, 10]

@@ -1,0 +1,161 @@
+"""Make-on-demand libraries: reagent files, products made on demand (names, failures, repeats,
+fingerprints against an independent featurisation), the Trieste search space over reagent tuples,
+and bad input refused with the file and line named."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from trieste_scalable.errors import UsageError
+from trieste_scalable.problems.combinatorial import (
+    AMIDE,
+    QUINAZOLINE,
+    REAGENTS,
+    CombinatorialLibrary,
+)
+from trieste_scalable.problems.combinatorial_space import CombinatorialSearchSpace
+from trieste_scalable.problems.molecules import fingerprints, parse
+from trieste_scalable.problems.reagents import read_reagents
+
+pytest.importorskip("rdkit")
+
+AMINES = "CN methylamine\nCCN ethylamine\nNc1ccccc1 aniline\nCCO ethanol\n"
+ACIDS = "CC(=O)O acetic\nOC(=O)c1ccccc1 benzoic\n"
+
+
+def _amide(tmp_path: Path, amines: str = AMINES, acids: str = ACIDS) -> CombinatorialLibrary:
+    (tmp_path / "a.smi").write_text(amines)
+    (tmp_path / "b.smi").write_text(acids)
+    return CombinatorialLibrary(
+        AMIDE, [read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")]
+    )
+
+
+def test_products_are_the_amides_named_by_their_reagents(tmp_path: Path) -> None:
+    library = _amide(tmp_path)
+    assert library.counts == (4, 2) and library.size == 8
+    assert library.product([0, 0]) == "CNC(C)=O"
+    assert library.product([2, 1]) == "O=C(Nc1ccccc1)c1ccccc1"
+    assert library.name([2, 1]) == "aniline_benzoic"
+    assert library.products(np.array([[1, 0], [0, 1]])) == ["CCNC(C)=O", "CNC(=O)c1ccccc1"]
+
+
+def test_a_tuple_whose_reaction_fails_is_remembered_and_never_drawn(tmp_path: Path) -> None:
+    library = _amide(tmp_path)  # ethanol is no primary amine
+    assert library.product([3, 0]) is None and (3, 0) in library.failed
+    assert library.product([3, 0]) is None  # not made again
+    assert 3 not in library.usable[0]
+    drawn = library.random_tuples(500, np.random.default_rng(0))
+    assert set(drawn[:, 0].tolist()) == {0, 1, 2} and set(drawn[:, 1].tolist()) == {0, 1}
+    with pytest.raises(ValueError, match="not a tuple of reagent indices"):
+        library.product([4, 0])
+
+
+def test_fingerprints_equal_those_of_the_enumerated_products(tmp_path: Path) -> None:
+    """The independent computation: the products written out as SMILES, parsed and featurised
+    as any enumerated library is."""
+    library = _amide(tmp_path)
+    tuples = np.array([[0, 0], [3, 1], [2, 1], [1, 0]])
+    kept, packed = library.fingerprints(tuples, ("morgan", 2, 256))
+    assert kept.tolist() == [0, 2, 3]
+    smiles = ["CNC(C)=O", "O=C(Nc1ccccc1)c1ccccc1", "CCNC(C)=O"]
+    expected = fingerprints(parse(smiles)[0], "morgan", 2, 256)
+    assert np.array_equal(np.unpackbits(packed, axis=1)[:, :256], expected)
+
+
+def test_memory_holds_a_bounded_number_of_products(tmp_path: Path) -> None:
+    (tmp_path / "a.smi").write_text("".join(f"{'C' * n}N a{n}\n" for n in range(1, 41)))
+    (tmp_path / "b.smi").write_text("".join(f"{'C' * n}C(=O)O b{n}\n" for n in range(1, 21)))
+    library = CombinatorialLibrary(
+        AMIDE, [read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")], cache_size=10
+    )
+    made = library.products(np.stack(np.meshgrid(range(40), range(20)), -1).reshape(-1, 2))
+    assert len(made) == 800 and len(set(made)) == 800 and None not in made
+    assert len(library._products) == 10  # the most recent ten
+    assert library.product([39, 19]) == "C" * 40 + "NC(=O)" + "C" * 20  # a40 and b20
+
+
+def test_reagent_files_in_both_formats_and_repeats_used_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    smi = tmp_path / "r.smi"
+    smi.write_text("CN first\n\nNCC\nC(N) again\n")  # C(N) is CN: dropped; NCC unnamed: L3
+    with caplog.at_level(logging.WARNING):
+        reagents = read_reagents(smi)
+    assert reagents.smiles == ("CN", "CCN") and reagents.names == ("first", "L3")
+    assert "line 4: C(N) is the reagent of line 1 again" in caplog.text
+    csv = tmp_path / "r.csv"
+    csv.write_text("ID,Name,SMILES\n1,methyl,CN\n2,ethyl,CCN\n")
+    assert read_reagents(csv).names == ("methyl", "ethyl")
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "holds no reagent"),
+        ("CN a\nC1CC b\n", r"line 2: the SMILES 'C1CC' does not parse"),
+        ("CN a\nCCN a\n", r"line 2: the name 'a' is given to line 1 too"),
+    ],
+)
+def test_bad_reagent_files_are_refused_with_file_and_line(
+    tmp_path: Path, content: str, message: str
+) -> None:
+    path = tmp_path / "bad.smi"
+    path.write_text(content)
+    with pytest.raises(UsageError, match=message) as raised:
+        read_reagents(path)
+    assert str(path) in str(raised.value)
+    with pytest.raises(UsageError, match="does not exist"):
+        read_reagents(tmp_path / "missing.smi")
+
+
+def test_bad_reactions_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "a.smi").write_text(AMINES)
+    (tmp_path / "b.smi").write_text(ACIDS)
+    amines, acids = read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")
+    with pytest.raises(UsageError, match="does not parse"):
+        CombinatorialLibrary("[NH2:2][#6:1.[C]>>", [amines, acids])
+    with pytest.raises(UsageError, match="3 reactant templates but 2 reagent files"):
+        CombinatorialLibrary(QUINAZOLINE, [amines, acids])
+    with pytest.raises(UsageError, match=f"no reagent of {tmp_path / 'b.smi'} matches"):
+        CombinatorialLibrary(
+            AMIDE,
+            [amines, amines.__class__(tmp_path / "b.smi", ("CCO",), ("e",), amines.molecules[3:])],
+        )
+
+
+def test_the_search_space_samples_distinct_products_and_knows_its_points(tmp_path: Path) -> None:
+    space = CombinatorialSearchSpace(_amide(tmp_path), ("morgan", 2, 256))
+    points = space.sample(6, seed=3)
+    assert points.shape == (6, 2) and points.dtype == tf.float64
+    assert len({tuple(p) for p in points.numpy().tolist()}) == 6  # every product: 3 x 2
+    assert np.array_equal(space.sample(6, seed=3), points)
+    assert bool(tf.reduce_all(space.contains(points)))
+    assert not bool(space.contains(tf.constant([0.5, 0.0], tf.float64)))
+    assert not bool(space.contains(tf.constant([4.0, 0.0], tf.float64)))
+    assert space.lower.numpy().tolist() == [0, 0] and space.upper.numpy().tolist() == [3, 1]
+    kept, packed = space.features(points)
+    assert kept.tolist() == list(range(6)) and packed.shape == (6, 32)
+    assert space == CombinatorialSearchSpace(_amide(tmp_path), ("morgan", 2, 256))
+    assert "8 products" in repr(space)
+
+
+def test_walters_quinazoline_subset_makes_every_product_it_is_asked_for() -> None:
+    lists = [
+        read_reagents(REAGENTS / f"{n}_100.smi.gz")
+        for n in ("aminobenzoic", "primary_amines", "carboxylic_acids")
+    ]
+    library = CombinatorialLibrary(QUINAZOLINE, lists)
+    assert library.size == 10**6
+    drawn = library.random_tuples(200, np.random.default_rng(1))
+    made = library.products(drawn)
+    assert sum(m is None for m in made) == 0
+    from rdkit import Chem
+
+    ring = Chem.MolFromSmarts("[#6]c1n[c][c]c(=O)n1[#6]")  # the product template's ring
+    assert all(Chem.MolFromSmiles(m).HasSubstructMatch(ring) for m in made)

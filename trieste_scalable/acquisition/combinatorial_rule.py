@@ -1,0 +1,212 @@
+"""Acquisition over a make-on-demand library without enumerating it: each step builds a pool of
+candidate products by coordinate searches of the model's lower confidence bound, and a rule for
+discrete spaces (GP-BUCB, BBKB, batch Thompson sampling, or any of Trieste's) picks the batch
+from that pool.
+
+What is exact and what is heuristic:
+
+- *Exact*: each move of a search scores every option it is given (all the usable reagents of a
+  component, or ``move_size`` of them drawn at random); the pool is the ``pool_size`` distinct
+  products of lowest bound among all the products the searches scored, plus ``random_share`` as
+  many drawn at random; the inner rule's batch over the pool is what it would pick over a
+  library of those products (its own guarantees hold over the pool).
+- *Heuristic*: the pool itself. The searches restart from the best evaluated products and from
+  random tuples and end at coordinate-wise minima of the bound
+  (:mod:`~trieste_scalable.acquisition.coordinate_search`), so a product that no search passes
+  near is never in a pool, however good the model thinks it is.
+
+The model is a :class:`~trieste_scalable.models.featurised.FeaturisedModel` of the space's reagent
+tuples: the inner rule sees the model of fingerprints it wraps, the pool's fingerprints as a
+:class:`~trieste_scalable.packed_space.PackedSearchSpace`, and the evaluated products' fingerprints;
+its state (pending and failed points, as fingerprints) passes through this rule untouched.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Optional, Protocol, runtime_checkable
+
+import numpy as np
+import tensorflow as tf
+from trieste.acquisition.rule import AcquisitionRule
+from trieste.data import Dataset
+from trieste.models.interfaces import ProbabilisticModel
+from trieste.observer import OBJECTIVE
+from trieste.space import SearchSpace
+from trieste.types import Tag, TensorType
+
+from ..models.featurised import FeaturisedModel
+from ..packed_space import PackedSearchSpace
+from .coordinate_search import coordinate_search
+
+
+@runtime_checkable
+class ReagentTupleSpace(Protocol):
+    """What the rule needs of a make-on-demand search space
+    (:class:`~trieste_scalable.problems.combinatorial_space.CombinatorialSearchSpace`)."""
+
+    width: int
+
+    @property
+    def options(self) -> tuple[np.ndarray, ...]:
+        """The reagents of each component that can make a product [R_k]."""
+
+    def random_tuples(self, num: int, rng: np.random.Generator) -> np.ndarray:
+        """``num`` random tuples [num, C]."""
+
+    def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``points`` whose products exist [K] and their packed fingerprints."""
+
+
+class CombinatorialPoolRule(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
+    """The batch ``rule`` picks from a pool of products built by coordinate searches (module
+    docstring).
+
+    :param rule: A rule for a ``DiscreteSearchSpace`` (stateful or not).
+    :param pool_size: Products of lowest bound in the pool.
+    :param num_starts: Searches a step; half start from the best evaluated products.
+    :param move_size: Options scored by a move (``None``: every usable reagent).
+    :param max_sweeps: Most sweeps of a search over the components.
+    :param beta: The bound searched is the mean less ``beta`` standard deviations.
+    :param random_share: Random products added to the pool, as a share of ``pool_size``.
+    :param seed: Seed of the searches (with the number of evaluations).
+    """
+
+    def __init__(
+        self,
+        rule: AcquisitionRule,
+        *,
+        pool_size: int = 2048,
+        num_starts: int = 8,
+        move_size: Optional[int] = 256,
+        max_sweeps: int = 2,
+        beta: float = 2.0,
+        random_share: float = 0.25,
+        seed: int = 0,
+    ):
+        if pool_size < 1 or num_starts < 1 or max_sweeps < 1:
+            raise ValueError("pool_size, num_starts and max_sweeps must be positive")
+        if not (math.isfinite(beta) and beta >= 0 and 0 <= random_share):
+            raise ValueError(
+                f"need a finite beta >= 0 and random_share >= 0: {beta}, {random_share}"
+            )
+        self._rule = rule
+        self._pool_size, self._num_starts = pool_size, num_starts
+        self._move_size, self._max_sweeps = move_size, max_sweeps
+        self._beta, self._random_share, self._seed = beta, random_share, seed
+        self.last_pool_size = 0
+        """Distinct products in the last step's pool."""
+
+    @property
+    def rule(self) -> AcquisitionRule:
+        """The rule that picks from the pool."""
+        return self._rule
+
+    @property
+    def state_type(self) -> type:
+        """The wrapped rule's ``State`` value type (``AttributeError`` if it keeps none)."""
+        return self._rule.state_type  # type: ignore[attr-defined, no-any-return]
+
+    def acquire(
+        self,
+        search_space: SearchSpace,
+        models: Mapping[Tag, ProbabilisticModel],
+        datasets: Optional[Mapping[Tag, Dataset]] = None,
+    ) -> Any:
+        """Reagent tuples [B, C] (inside the wrapped rule's ``State`` function if it keeps one).
+
+        :raise TypeError: If the space is no reagent-tuple space or the model no
+            :class:`~trieste_scalable.models.featurised.FeaturisedModel`.
+        """
+        if not isinstance(search_space, ReagentTupleSpace):
+            raise TypeError(f"{type(self).__name__} needs a reagent-tuple space: {search_space!r}")
+        model = models.get(OBJECTIVE)
+        if not isinstance(model, FeaturisedModel):
+            raise TypeError(f"{type(self).__name__} needs a FeaturisedModel, got {model!r}")
+        dataset = None if datasets is None else datasets.get(OBJECTIVE)
+        tuples, bits = self._pool(search_space, model, dataset)
+        pool = PackedSearchSpace(bits, search_space.width)
+        inner_data = None if dataset is None else {OBJECTIVE: model.dataset_features(dataset)}
+        result = self._rule.acquire(pool, {OBJECTIVE: model.inner}, inner_data)
+        if not callable(result):
+            return self._tuples(result, tuples, bits)
+
+        def state_func(state: Any) -> tuple[Any, TensorType]:
+            new_state, points = result(state)
+            return new_state, self._tuples(points, tuples, bits)
+
+        return state_func
+
+    def _pool(
+        self, space: ReagentTupleSpace, model: FeaturisedModel, dataset: Optional[Dataset]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The pool's tuples [P, C] and packed fingerprints [P, ceil(W / 8)], one tuple a
+        distinct fingerprint, evaluated products left out."""
+        evaluated = set() if dataset is None else _keys(np.asarray(dataset.query_points))
+        rng = np.random.default_rng([self._seed, 0 if dataset is None else len(evaluated)])
+        scored: dict[tuple[int, ...], float] = {}
+
+        def bound(tuples: np.ndarray) -> np.ndarray:
+            keys = _keys_list(tuples)
+            scores = np.full(len(tuples), np.inf)
+            kept, packed = space.features(tuples)
+            if len(kept):
+                scores[kept] = self._lower_bound(model, packed, space.width)
+            scores[np.array([key in evaluated for key in keys], dtype=bool)] = np.inf
+            scored.update((k, float(v)) for k, v in zip(keys, scores) if np.isfinite(v))
+            return scores
+
+        coordinate_search(
+            bound,
+            space.options,
+            self._starts(space, dataset, rng),
+            rng,
+            max_sweeps=self._max_sweeps,
+            move_size=self._move_size,
+        )
+        best = sorted(scored, key=scored.__getitem__)[: self._pool_size]
+        extra = space.random_tuples(int(self._random_share * self._pool_size), rng)
+        candidates = np.array(best + [k for k in _keys_list(extra) if k not in evaluated])
+        kept, packed = space.features(candidates.reshape(-1, len(space.options)))
+        _, first = np.unique(packed, axis=0, return_index=True)
+        first = np.sort(first)
+        self.last_pool_size = len(first)
+        if not len(first):
+            raise ValueError("no product is left to propose: every one scored is evaluated")
+        return candidates[kept][first], packed[first]
+
+    def _starts(
+        self, space: ReagentTupleSpace, dataset: Optional[Dataset], rng: np.random.Generator
+    ) -> np.ndarray:
+        """The best evaluated tuples (up to half the starts) and random ones [S, C]."""
+        starts = space.random_tuples(self._num_starts, rng)
+        if dataset is not None and len(dataset.query_points):
+            order = np.argsort(np.asarray(dataset.observations)[:, 0], kind="stable")
+            best = np.rint(np.asarray(dataset.query_points)[order[: self._num_starts // 2]])
+            starts[: len(best)] = best.astype(np.int64)
+        return starts
+
+    def _lower_bound(self, model: FeaturisedModel, packed: np.ndarray, width: int) -> np.ndarray:
+        """The model's mean less ``beta`` standard deviations at packed fingerprints [K]."""
+        rows = np.unpackbits(packed, axis=1)[:, :width].astype(np.float64)
+        mean, variance = model.inner.predict(tf.constant(rows))
+        spread = np.sqrt(np.maximum(variance.numpy()[:, 0], 0.0))
+        return mean.numpy()[:, 0] - self._beta * spread
+
+    @staticmethod
+    def _tuples(points: TensorType, tuples: np.ndarray, bits: np.ndarray) -> TensorType:
+        """The pool tuples [B, C] of the inner rule's picks [B, W] (0/1 fingerprint rows)."""
+        picked = np.packbits(np.asarray(points).astype(np.uint8), axis=1)
+        index = {row.tobytes(): i for i, row in enumerate(bits)}
+        return tf.constant(tuples[[index[row.tobytes()] for row in picked]], dtype=tf.float64)
+
+    def __repr__(self) -> str:
+        return f"CombinatorialPoolRule({self._rule!r}, pool_size={self._pool_size})"
+
+
+def _keys_list(tuples: np.ndarray) -> list[tuple[int, ...]]:
+    return [tuple(row) for row in np.rint(np.asarray(tuples)).astype(np.int64).tolist()]
+
+
+def _keys(tuples: np.ndarray) -> set[tuple[int, ...]]:
+    return set(_keys_list(tuples))

@@ -1,0 +1,182 @@
+"""A make-on-demand library: a reaction SMARTS and one reagent list per component, whose products
+(up to 10^10 and more) are made with RDKit when asked for, never enumerated.
+
+A product is named by a tuple of reagent indices, one per component, in the order of the
+reaction's reactant templates (the order of the reagent files). It is made as Walters' reagent
+Thompson sampling makes it (GitHub ``PatWalters/TS``): ``RunReactants`` on the tuple's reagents,
+the first product of the first match, sanitised; it is then written as canonical SMILES. A tuple
+whose reaction yields nothing, or a product RDKit cannot sanitise, *fails*: it is remembered
+(:attr:`CombinatorialLibrary.failed`) and never made again. Memory grows with the tuples asked
+about (a bounded cache of products, the failures), never with the library's size.
+
+Reagents that do not match their component's template can make no product: they are counted in
+the library's size (as Walters counts them) but :meth:`CombinatorialLibrary.random_tuples` never
+draws them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ..errors import UsageError
+from .molecules import fingerprint_width, fingerprints
+from .reagents import Reagents
+
+PRODUCT_CACHE = 200_000
+"""Products kept in memory by default (canonical SMILES by tuple; about 30 MB)."""
+
+
+class CombinatorialLibrary:
+    """A reaction and its reagent lists (module docstring).
+
+    :param reaction: Reaction SMARTS with one reactant template per component.
+    :param reagents: One reagent list per component (:func:`~.reagents.read_reagents`).
+    :param cache_size: Products kept in memory (least recently asked dropped first).
+    :raise UsageError: On a SMARTS that does not parse, a number of reagent lists other than the
+        reaction's templates, or a component none of whose reagents matches its template (the
+        reaction yields nothing).
+    """
+
+    def __init__(
+        self, reaction: str, reagents: Sequence[Reagents], *, cache_size: int = PRODUCT_CACHE
+    ):
+        from rdkit import RDLogger
+        from rdkit.Chem import rdChemReactions
+
+        RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]  # stubs miss it
+        try:
+            parsed = rdChemReactions.ReactionFromSmarts(reaction)
+        except ValueError as error:
+            raise UsageError(f"the reaction SMARTS {reaction!r} does not parse ({error})") from None
+        if parsed is None or parsed.GetNumProductTemplates() == 0:
+            raise UsageError(f"the reaction SMARTS {reaction!r} has no product")
+        templates = parsed.GetNumReactantTemplates()
+        if templates != len(reagents):
+            raise UsageError(
+                f"the reaction has {templates} reactant templates but {len(reagents)} reagent "
+                "files were given: one file a template, in the templates' order"
+            )
+        parsed.Initialize()
+        self.reaction = reaction
+        self.reagents = tuple(reagents)
+        self._reaction = parsed
+        self.usable = tuple(
+            _usable(parsed.GetReactantTemplate(k), r) for k, r in enumerate(reagents)
+        )
+        self.failed: set[tuple[int, ...]] = set()
+        """Tuples whose reaction failed: never made, sampled or proposed again."""
+        self._products: OrderedDict[tuple[int, ...], str] = OrderedDict()
+        self._cache_size = cache_size
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Reagents of each component [C]."""
+        return tuple(len(r) for r in self.reagents)
+
+    @property
+    def size(self) -> int:
+        """Products in the library: the product of the reagent counts (Python's ``int``)."""
+        return math.prod(self.counts)
+
+    def name(self, index: Sequence[int]) -> str:
+        """The product's name: its reagents' names joined by ``_`` (Walters' names)."""
+        return "_".join(r.names[int(i)] for r, i in zip(self.reagents, index))
+
+    def product(self, index: Sequence[int]) -> Optional[str]:
+        """The canonical SMILES of the tuple's product, or ``None`` if its reaction fails.
+
+        :raise ValueError: On a tuple that is not one reagent index a component.
+        """
+        key = self._key(index)
+        if key in self.failed:
+            return None
+        if key in self._products:
+            self._products.move_to_end(key)
+            return self._products[key]
+        made = self._make(key)
+        if made is None:
+            self.failed.add(key)
+            return None
+        self._products[key] = made
+        if len(self._products) > self._cache_size:
+            self._products.popitem(last=False)
+        return made
+
+    def products(self, indices: np.ndarray) -> list[Optional[str]]:
+        """:meth:`product` of each row of ``indices`` [N, C]."""
+        return [self.product(row) for row in np.asarray(indices)]
+
+    def fingerprints(
+        self, indices: np.ndarray, settings: tuple[str, int, int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``indices`` [N, C] whose products exist [K] and those products' packed
+        fingerprints [K, ceil(W / 8)], ``settings`` being the fingerprint's kind, radius and size
+        (:func:`~.molecules.fingerprints`, of the product parsed from its canonical SMILES, so
+        as an enumerated library of the same molecules is featurised)."""
+        from rdkit import Chem
+
+        made = self.products(indices)
+        kept = np.array([i for i, s in enumerate(made) if s is not None], dtype=np.int64)
+        kind, radius, size = settings
+        width = fingerprint_width(kind, size)
+        if not kept.size:
+            return kept, np.zeros((0, -(-width // 8)), dtype=np.uint8)
+        molecules = [Chem.MolFromSmiles(made[i]) for i in kept]
+        return kept, np.packbits(fingerprints(molecules, kind, radius, size), axis=1)
+
+    def random_tuples(self, num: int, rng: np.random.Generator) -> np.ndarray:
+        """``num`` tuples [num, C] drawn uniformly among the usable reagents of each component
+        (repeats and failing tuples possible: the caller filters them)."""
+        columns = [usable[rng.integers(usable.size, size=num)] for usable in self.usable]
+        return np.stack(columns, axis=1).astype(np.int64)
+
+    def _key(self, index: Sequence[int]) -> tuple[int, ...]:
+        key = tuple(int(i) for i in index)
+        if len(key) != len(self.reagents) or any(not 0 <= i < n for i, n in zip(key, self.counts)):
+            raise ValueError(f"{key} is not a tuple of reagent indices below {self.counts}")
+        return key
+
+    def _make(self, key: tuple[int, ...]) -> Optional[str]:
+        from rdkit import Chem
+
+        reactants = [r.molecules[i] for r, i in zip(self.reagents, key)]
+        made = self._reaction.RunReactants(reactants, 1)
+        if not made:
+            return None
+        molecule = made[0][0]
+        try:
+            Chem.SanitizeMol(molecule)
+        except ValueError:  # RDKit's sanitisation errors derive from ValueError
+            return None
+        return Chem.MolToSmiles(molecule)
+
+
+def _usable(template: Any, reagents: Reagents) -> np.ndarray:
+    """Indices of the reagents matching ``template`` [U].
+
+    :raise UsageError: If none does (the reaction yields nothing).
+    """
+    usable = np.flatnonzero([m.HasSubstructMatch(template) for m in reagents.molecules])
+    if not usable.size:
+        from rdkit import Chem
+
+        raise UsageError(
+            f"no reagent of {reagents.path} matches its reactant template "
+            f"{Chem.MolToSmarts(template)!r}: the reaction yields nothing"
+        )
+    return usable
+
+
+REAGENTS = Path(__file__).resolve().parents[1] / "data" / "reagents"
+"""Walters' reagent lists, shipped (``data/reagents/README.md``)."""
+
+QUINAZOLINE = "N[c:4][c:3]C(O)=O.[#6:1][NH2].[#6:2]C(=O)[OH]>>[C:2]c1n[c:4][c:3]c(=O)n1[C:1]"
+"""Walters' quinazoline reaction: an aminobenzoic acid, a primary amine and a carboxylic acid."""
+
+AMIDE = "[NH2:2][#6:1].[#6:4][C:3]([OH])=O>>[NH:2]([#6:1])[C:3]([#6:4])=O"
+"""Walters' amide coupling: a primary amine and a carboxylic acid."""

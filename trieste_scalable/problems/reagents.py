@@ -1,0 +1,115 @@
+"""Reagent files: the building blocks of one component of a make-on-demand reaction
+(:mod:`.combinatorial`).
+
+Two formats are read, optionally gzipped: Walters' ``.smi`` (``SMILES name`` a line, as in his
+reagent-level Thompson sampling, GitHub ``PatWalters/TS``), and a CSV with ``smiles`` and ``name``
+columns (any case; other columns are ignored). A ``.smi`` line without a name is named by its line
+number (``L12``).
+
+What is refused, naming the file and the line (:class:`~trieste_scalable.errors.UsageError`): a
+file that cannot be read, one with no reagent, a SMILES that does not parse, and a name given
+twice (a product is named by its reagents' names). A reagent whose canonical SMILES repeats an
+earlier one's is dropped, with a warning: its products would all be products already listed
+(Walters' ``primary_amines_ok.smi`` holds three such repeats).
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..files import text_file
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Reagents:
+    """The reagents of one component: canonical SMILES, names and RDKit molecules, in the file's
+    order (repeats dropped).
+
+    :ivar path: The file read.
+    :ivar smiles: Canonical SMILES [R].
+    :ivar names: Names [R], distinct.
+    :ivar molecules: RDKit molecules [R].
+    """
+
+    path: Path
+    smiles: tuple[str, ...]
+    names: tuple[str, ...]
+    molecules: tuple[Any, ...]
+
+    def __len__(self) -> int:
+        return len(self.smiles)
+
+
+def read_reagents(path: Path | str) -> Reagents:
+    """The reagents of ``path`` (module docstring).
+
+    :raise UsageError: Naming the file, and the line where there is one: unreadable, empty, a
+        SMILES that does not parse, a name given twice.
+    """
+    from rdkit import Chem, RDLogger
+
+    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]  # stubs miss it
+    path = Path(path)
+    if not path.is_file():
+        raise UsageError(f"reagent file {path} does not exist")
+    smiles: list[str] = []
+    names: list[str] = []
+    molecules: list[Any] = []
+    first_line: dict[str, int] = {}  # canonical SMILES and names: the line they were first on
+    for line, text, name in _entries(path):
+        molecule = Chem.MolFromSmiles(text)
+        if molecule is None:
+            raise UsageError(f"{path}, line {line}: the SMILES {text!r} does not parse")
+        if f"name:{name}" in first_line:
+            raise UsageError(
+                f"{path}, line {line}: the name {name!r} is given to line "
+                f"{first_line[f'name:{name}']} too (products are named by their reagents)"
+            )
+        canonical = Chem.MolToSmiles(molecule)
+        if canonical in first_line:
+            _log.warning(
+                f"{path}, line {line}: {text} is the reagent of line {first_line[canonical]} "
+                "again; it is used once"
+            )
+            continue
+        first_line[canonical], first_line[f"name:{name}"] = line, line
+        smiles.append(canonical)
+        names.append(name)
+        molecules.append(molecule)
+    if not smiles:
+        raise UsageError(f"reagent file {path} holds no reagent")
+    return Reagents(path, tuple(smiles), tuple(names), tuple(molecules))
+
+
+def _entries(path: Path) -> list[tuple[int, str, str]]:
+    """(line number, SMILES, name) of each reagent line of ``path``.
+
+    :raise UsageError: If it cannot be read, or a CSV has no ``smiles`` column.
+    """
+    with text_file(path, "reagent file") as handle:
+        if path.name.removesuffix(".gz").endswith(".csv"):
+            rows = list(csv.reader(handle))
+            if not rows:
+                return []
+            lower = [column.strip().lower() for column in rows[0]]
+            if "smiles" not in lower:
+                raise UsageError(f"{path} has no 'smiles' column (columns: {rows[0]})")
+            at, named = lower.index("smiles"), lower.index("name") if "name" in lower else None
+            return [
+                (n, row[at].strip(), row[named].strip() if named is not None else f"L{n}")
+                for n, row in enumerate(rows[1:], start=2)
+                if len(row) > at and row[at].strip()
+            ]
+        entries = []
+        for n, text in enumerate(handle, start=1):
+            fields = text.split()
+            if fields:
+                entries.append((n, fields[0], fields[1] if len(fields) > 1 else f"L{n}"))
+        return entries
