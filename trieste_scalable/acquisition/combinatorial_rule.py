@@ -38,6 +38,7 @@ from trieste.types import Tag, TensorType
 from ..models.featurised import FeaturisedModel
 from ..packed_space import PackedSearchSpace
 from .coordinate_search import coordinate_search
+from .wrapped_rule import WrapsRule, transformed
 
 
 @runtime_checkable
@@ -58,7 +59,7 @@ class ReagentTupleSpace(Protocol):
         """The rows of ``points`` whose products exist [K] and their packed fingerprints."""
 
 
-class CombinatorialPoolRule(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
+class CombinatorialPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
     """The batch ``rule`` picks from a pool of products built by coordinate searches (module
     docstring).
 
@@ -97,16 +98,6 @@ class CombinatorialPoolRule(AcquisitionRule[Any, SearchSpace, ProbabilisticModel
         self.last_pool_size = 0
         """Distinct products in the last step's pool."""
 
-    @property
-    def rule(self) -> AcquisitionRule:
-        """The rule that picks from the pool."""
-        return self._rule
-
-    @property
-    def state_type(self) -> type:
-        """The wrapped rule's ``State`` value type (``AttributeError`` if it keeps none)."""
-        return self._rule.state_type  # type: ignore[attr-defined, no-any-return]
-
     def acquire(
         self,
         search_space: SearchSpace,
@@ -128,14 +119,7 @@ class CombinatorialPoolRule(AcquisitionRule[Any, SearchSpace, ProbabilisticModel
         pool = PackedSearchSpace(bits, search_space.width)
         inner_data = None if dataset is None else {OBJECTIVE: model.dataset_features(dataset)}
         result = self._rule.acquire(pool, {OBJECTIVE: model.inner}, inner_data)
-        if not callable(result):
-            return self._tuples(result, tuples, bits)
-
-        def state_func(state: Any) -> tuple[Any, TensorType]:
-            new_state, points = result(state)
-            return new_state, self._tuples(points, tuples, bits)
-
-        return state_func
+        return transformed(result, lambda points: self._tuples(points, tuples, bits))
 
     def _pool(
         self, space: ReagentTupleSpace, model: FeaturisedModel, dataset: Optional[Dataset]

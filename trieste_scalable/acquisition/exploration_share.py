@@ -53,9 +53,10 @@ from trieste.types import Tag, TensorType
 from ..models.variance_optimism import noise_share
 from ..numerics.bits import take_rows
 from .candidates import candidate_rows, num_candidates
+from .wrapped_rule import WrapsRule, transformed
 
 
-class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
+class ExplorationShare(WrapsRule, AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
     """Any rule's batch plus a decaying share of uniformly random points (module docstring).
 
     :param rule: The rule whose batches are extended (any Trieste rule, stateful or not; its
@@ -71,16 +72,6 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
         if not (math.isfinite(rate) and rate > 0):
             raise ValueError(f"the exploration rate must be finite and > 0, got {rate}")
         self._rule, self._rate, self._seed = rule, rate, seed
-
-    @property
-    def rule(self) -> AcquisitionRule:
-        """The wrapped rule."""
-        return self._rule
-
-    @property
-    def state_type(self) -> type:
-        """The wrapped rule's ``State`` value type (``AttributeError`` if it keeps none)."""
-        return self._rule.state_type  # type: ignore[attr-defined, no-any-return]
 
     def probability(self, num_evaluations: int, noise_share: float = 1.0) -> float:
         """:math:`\\epsilon_n = \\rho\\,\\min(1, c/(2\\sqrt n))` (:math:`\\rho` before any
@@ -98,14 +89,9 @@ class ExplorationShare(AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
         num_evaluations = sum(int(d.query_points.shape[0]) for d in (datasets or {}).values())
         share = min((noise_share_of(model) for model in models.values()), default=1.0)
         result = self._rule.acquire(search_space, models, datasets)
-        if not callable(result):
-            return self._extend(result, search_space, num_evaluations, share)
-
-        def state_func(state: Any) -> tuple[Any, TensorType]:
-            new_state, points = result(state)
-            return new_state, self._extend(points, search_space, num_evaluations, share)
-
-        return state_func
+        return transformed(
+            result, lambda points: self._extend(points, search_space, num_evaluations, share)
+        )
 
     def filter_datasets(
         self, models: Mapping[Tag, ProbabilisticModel], datasets: Mapping[Tag, Dataset]
