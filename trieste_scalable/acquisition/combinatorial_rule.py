@@ -17,13 +17,15 @@ What is exact and what is heuristic:
 
 The model is a :class:`~trieste_scalable.models.featurised.FeaturisedModel` of the space's reagent
 tuples: the inner rule sees the model of fingerprints it wraps, the pool's fingerprints as a
-:class:`~trieste_scalable.packed_space.PackedSearchSpace`, and the evaluated products' fingerprints;
-its state (pending and failed points, as fingerprints) passes through this rule untouched.
+:class:`~trieste_scalable.packed_space.PackedSearchSpace`, and the evaluated products' fingerprints.
+Its state is the wrapped rule's: the campaign sees (and saves) the pending and failed points as
+reagent tuples, and the wrapped rule sees them as their products' fingerprints.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any, Mapping, Optional, Protocol, runtime_checkable
 
 import numpy as np
@@ -38,7 +40,9 @@ from trieste.types import Tag, TensorType
 from ..models.featurised import FeaturisedModel
 from ..packed_space import PackedSearchSpace
 from .coordinate_search import coordinate_search
-from .wrapped_rule import WrapsRule, transformed
+from .pending import PendingState, Points, proposed, rows_seen
+from .pick_stream import translated_picks
+from .wrapped_rule import WrapsRule
 
 
 @runtime_checkable
@@ -119,7 +123,16 @@ class CombinatorialPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabi
         pool = PackedSearchSpace(bits, search_space.width)
         inner_data = None if dataset is None else {OBJECTIVE: model.dataset_features(dataset)}
         result = self._rule.acquire(pool, {OBJECTIVE: model.inner}, inner_data)
-        return transformed(result, lambda points: self._tuples(points, tuples, bits))
+        if not callable(result):
+            return self._tuples(result, tuples, bits)
+
+        def state_func(state: Any) -> tuple[Any, TensorType]:
+            with translated_picks(lambda point: self._tuples(point, tuples, bits).numpy()):
+                inner_state, points = result(_as_features(state, search_space))
+            picked = self._tuples(points, tuples, bits)
+            return _as_tuples(inner_state, state, picked, dataset), picked
+
+        return state_func
 
     def _pool(
         self, space: ReagentTupleSpace, model: FeaturisedModel, dataset: Optional[Dataset]
@@ -186,6 +199,33 @@ class CombinatorialPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabi
 
     def __repr__(self) -> str:
         return f"CombinatorialPoolRule({self._rule!r}, pool_size={self._pool_size})"
+
+
+def _as_features(state: Any, space: ReagentTupleSpace) -> Any:
+    """``state`` (tuples pending and failed) as the wrapped rule keeps it: their products'
+    fingerprints (a tuple without a product is left out)."""
+    if not isinstance(state, PendingState):
+        return state
+
+    def rows(points: Points) -> Points:
+        if not points:
+            return ()
+        _, packed = space.features(np.asarray(points))
+        return proposed(np.unpackbits(packed, axis=1)[:, : space.width], np.zeros((0, 0)))
+
+    return replace(state, pending=rows(state.pending), failed=rows(state.failed))
+
+
+def _as_tuples(inner: Any, outer: Any, picked: TensorType, dataset: Optional[Dataset]) -> Any:
+    """The wrapped rule's new state ``inner`` with the tuples the campaign sees: those of the
+    last ``outer`` state still pending, then ``picked``; the failed tuples of ``outer``."""
+    if not isinstance(inner, PendingState):
+        return inner
+    last = outer if isinstance(outer, PendingState) else type(inner)()
+    still = last.outstanding(dataset)
+    return replace(
+        inner, pending=proposed(still, picked), failed=last.failed, seen=rows_seen(dataset)
+    )
 
 
 def _keys_list(tuples: np.ndarray) -> list[tuple[int, ...]]:

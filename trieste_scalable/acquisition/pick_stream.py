@@ -45,3 +45,17 @@ def announce(point: tf.Tensor) -> None:
     listener = _LISTENER.get()
     if listener is not None:
         listener(point.numpy())
+
+
+@contextmanager
+def translated_picks(translate: Callable[[np.ndarray], np.ndarray]) -> Iterator[None]:
+    """Within the block, picks announced reach this context's listener (if any) as
+    ``translate`` of them: a rule that hands another rule's points on in other coordinates
+    (:class:`~.combinatorial_rule.CombinatorialPoolRule`: fingerprints to reagent tuples)
+    announces them in its own."""
+    listener = _LISTENER.get()
+    if listener is None:
+        yield
+        return
+    with streaming_picks(lambda point: listener(translate(point))):
+        yield

@@ -93,6 +93,8 @@ def _run_screen(spec: ScreenSpec) -> ScreenResult:
             "screening needs RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
     higher = not (spec.lower_is_better or spec.objective.startswith("dock:"))
+    if spec.reaction:
+        return _run_make_on_demand(spec, higher)
     oracle = None if is_table_objective(spec.objective) else _oracle(spec, None)
     _log.info(f"featurising {spec.library} (cached after the first run)...")
     problem = screening_problem(
@@ -120,6 +122,39 @@ def _run_screen(spec: ScreenSpec) -> ScreenResult:
     logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()
     evaluated = logged.ids[~logged.failed]
     return ScreenResult(result, problem, Path(spec.logdir), evaluated)
+
+
+def _run_make_on_demand(spec: ScreenSpec, higher_is_better: bool) -> ScreenResult:
+    """The campaign over a reaction and its reagent files: every objective is an oracle of the
+    products' SMILES; the memory forecast is that of the space's bounded caches, the same at
+    any library size."""
+    from ..problems.combinatorial_problem import combinatorial_problem
+    from ..problems.combinatorial_space import FEATURE_CACHE
+    from .algorithms.library_models import make_on_demand_models
+    from .directory.records import EvaluationLog
+    from .directory.session import run_session
+
+    oracle = _oracle(spec, None)
+    assert spec.reagents is not None
+    problem = combinatorial_problem(
+        spec.reaction or "",
+        spec.reagents,
+        spec.fingerprint_settings,
+        higher_is_better=higher_is_better,
+    )
+    spec.check_counts(len(problem.points))
+    memory = check_memory(spec, FEATURE_CACHE)
+    counts = " x ".join(str(n) for n in problem.library.counts)
+    _log.info(
+        f"{spec.algorithm} screening a make-on-demand library of {counts} = "
+        f"{problem.library.size:.3g} products for {spec.objective}; budget {spec.budget}, logs "
+        f"in {spec.logdir}; about {memory.total / 1e9:.1f} GB of memory at the last batch, at "
+        "any library size"
+    )
+    models = make_on_demand_models(spec, problem.space)
+    result = run_session(problem, spec, models, oracle, _ray_workers(spec))
+    logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()
+    return ScreenResult(result, problem, Path(spec.logdir), logged.ids[~logged.failed])
 
 
 def _ray_workers(spec: ScreenSpec) -> Optional[Callable[[Any], Any]]:
@@ -153,7 +188,7 @@ def _oracle(spec: ScreenSpec, problem: Optional[ScreeningProblem]) -> Optional[A
             raise CampaignError(
                 "--workers needs Ray: pip install 'trieste-scalable[distributed]'"
             ) from None
-    elif is_table_objective(spec.objective):
+    elif is_table_objective(spec.objective) and not spec.reaction:
         return None
     if is_score_table(spec.objective):
         assert problem is not None

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, get_origin, get_type_hints
 
 from .. import __version__
 from ..campaigns.directory.run_record import SPECIFICATIONS, read_record
@@ -65,6 +65,8 @@ def add_settings(parser: argparse.ArgumentParser, spec_type: type[CampaignSpec])
         options["default"] = argparse.SUPPRESS if spec_type.continues else spec_field.default
         if kind is bool:
             options["action"] = "store_true"
+        elif get_origin(kind) is tuple:  # one or more paths
+            options.update(nargs="+", type=str, metavar="FILE")
         else:
             options["type"] = kind
             if meta.get("choices"):

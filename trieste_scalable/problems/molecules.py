@@ -163,20 +163,31 @@ def check_fingerprint(kind: str, radius: int, size: int) -> None:
 
 
 def fingerprints(
-    molecules: list, kind: str = "bits", radius: int = 2, size: int = 1024
+    molecules: list,
+    kind: str = "bits",
+    radius: int = 2,
+    size: int = 1024,
+    *,
+    chirality: bool = False,
 ) -> np.ndarray:
     """Fingerprints of ``kind`` (:data:`FINGERPRINTS`) [N, size], or [N, size * COUNT_CAP] for
-    counts (unary); ``radius`` is Morgan's (atom pairs and torsions have none)."""
+    counts (unary); ``radius`` is Morgan's (atom pairs and torsions have none); with
+    ``chirality`` stereocentres' tags are features (RDKit's ``includeChirality``), so
+    stereoisomers differ."""
     from rdkit.Chem import rdFingerprintGenerator as generators
 
     check_fingerprint(kind, radius, size)
     family, counts = FINGERPRINTS[kind]
     if family == "morgan":
-        generator = generators.GetMorganGenerator(radius=radius, fpSize=size)
+        generator = generators.GetMorganGenerator(
+            radius=radius, fpSize=size, includeChirality=chirality
+        )
     elif family == "atom-pairs":
-        generator = generators.GetAtomPairGenerator(fpSize=size)
+        generator = generators.GetAtomPairGenerator(fpSize=size, includeChirality=chirality)
     else:
-        generator = generators.GetTopologicalTorsionGenerator(fpSize=size)
+        generator = generators.GetTopologicalTorsionGenerator(
+            fpSize=size, includeChirality=chirality
+        )
     if not counts:
         return np.stack([generator.GetFingerprintAsNumPy(m) for m in molecules]).astype(np.uint8)
     return unary_counts(np.stack([generator.GetCountFingerprintAsNumPy(m) for m in molecules]))

@@ -133,6 +133,11 @@ class ScreeningProblem(DiscreteProblem):
     def identity(self, index: int) -> list[str]:
         return [str(self.labels[index])]
 
+    def candidate_name(self, index: int) -> str:
+        """A name the reports show beside the candidate's SMILES (none: an enumerated library's
+        molecules are known by their SMILES)."""
+        return ""
+
     def identity_matches(self, index: np.ndarray, logged: list[list[str]]) -> np.ndarray:
         return np.array([row == [self.labels[i]] for i, row in zip(index, logged)], dtype=bool)
 

@@ -57,6 +57,10 @@ class DiscreteProblem:
         """
         return self._index(np.asarray(query_points))
 
+    def initial_ids(self, rng: np.random.Generator, num: int) -> np.ndarray:
+        """``num`` distinct candidates drawn uniformly: a campaign's random initial design."""
+        return rng.choice(len(self.points), num, replace=False)
+
     def observer(self, seed: int) -> Callable[[tf.Tensor], Dataset]:
         """A Trieste observer returning noisy values; its noise comes from its own generator."""
         rng = np.random.default_rng(seed)

@@ -13,10 +13,12 @@ from trieste.acquisition.optimizer import generate_random_search_optimizer
 from trieste.acquisition.rule import EfficientGlobalOptimization
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
+from trieste.observer import OBJECTIVE
 
 pytest.importorskip("rdkit")
 
 from trieste_scalable.acquisition.combinatorial_rule import CombinatorialPoolRule  # noqa: E402
+from trieste_scalable.acquisition.pick_stream import streaming_picks  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.models.featurised import FeaturisedModel  # noqa: E402
@@ -116,3 +118,41 @@ def test_trieste_expected_improvement_runs_on_the_space_through_the_featurised_m
         assert point.shape == (1, 2) and bool(tf.reduce_all(space.contains(point)))
         ask_tell.tell(Dataset(point, tf.constant(objective(point.numpy()))))
     assert ask_tell.dataset.query_points.shape == (14, 2)
+
+
+def test_pending_tuples_are_kept_as_tuples_and_streamed_picks_lead_the_batch(
+    space: CombinatorialSearchSpace,
+) -> None:
+    """Asynchronous use: the state the campaign sees holds reagent tuples, the picks announced
+    while a batch grows are its first rows in tuple coordinates, and a second batch asked
+    before the first is told proposes none of the first's products."""
+    objective = _objective(space, np.array([11, 22]))
+    data = _initial(space, objective, 16)
+    inner_model, inner_rule = build(
+        "gp-bucb",
+        FeaturisedModel(None, space.feature_rows, space.width).dataset_features(data),  # type: ignore[arg-type]
+        kernel=Tanimoto(variance=float(np.var(data.observations)), binary_inputs=True),
+        noise_variance=1e-3,
+        batch_size=6,
+        max_batch_size=6,
+        fixed_batches=True,
+        fit_hyperparameters=False,
+        screening=True,
+        width="constant",
+        seed=0,
+    )
+    model = FeaturisedModel(inner_model, space.feature_rows, space.width)
+    model.update(data)
+    rule = CombinatorialPoolRule(inner_rule, pool_size=256, num_starts=4, move_size=None)
+    streamed: list[np.ndarray] = []
+    with streaming_picks(streamed.append):
+        state, first = rule.acquire(space, {OBJECTIVE: model}, {OBJECTIVE: data})(None)
+    first = first.numpy()
+    assert first.shape == (6, 2) and np.array_equal(np.concatenate(streamed), first)
+    assert np.array_equal(np.asarray(state.pending), first)  # tuples, not fingerprints
+    state, second = rule.acquire(space, {OBJECTIVE: model}, {OBJECTIVE: data})(state)
+    firsts = {space.library.product(p) for p in first.astype(int)}
+    assert not firsts & {space.library.product(p) for p in second.numpy().astype(int)}
+    assert np.asarray(state.pending).shape == (12, 2)
+    failed = state.with_failures(first[:1])  # the campaign's bookkeeping, in tuples
+    assert np.array_equal(np.asarray(failed.failed), first[:1])

@@ -51,6 +51,28 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
     return models
 
 
+def make_on_demand_models(spec: LibrarySpec, space: Any) -> Build:
+    """The (model, rule) of ``spec`` over a make-on-demand library's ``space``
+    (:class:`~trieste_scalable.problems.combinatorial_space.CombinatorialSearchSpace`): the
+    model and rule of :func:`library_models` over the products' fingerprints, seen through
+    :class:`~trieste_scalable.models.featurised.FeaturisedModel`, the rule picking from the
+    pools of :class:`~trieste_scalable.acquisition.combinatorial_rule.CombinatorialPoolRule`."""
+    import tensorflow as tf
+
+    from ...acquisition.combinatorial_rule import CombinatorialPoolRule
+    from ...models.featurised import FeaturisedModel
+
+    fingerprints = library_models(spec)
+
+    def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
+        rows = tf.constant(space.feature_rows(np.asarray(data.query_points)))
+        inner, rule = fingerprints(Dataset(rows, data.observations), remaining)
+        model = FeaturisedModel(inner, space.feature_rows, space.width)
+        return model, CombinatorialPoolRule(rule, seed=spec.seed)
+
+    return models
+
+
 def screening_regulariser(name: str, scale: float) -> float:
     """The noise variance a noise-free screen's model assumes for the algorithm ``name``: its
     registry entry's ``screening_noise_share`` of the kernel variance

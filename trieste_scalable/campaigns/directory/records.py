@@ -90,7 +90,7 @@ class EvaluationLog:
         self, path: Path, problem: Any, score: Optional[Callable[[int, float], float]] = None
     ):
         self.path, self.problem = Path(path), problem
-        self.screening = problem.identity_columns() == ["smiles"]
+        self.screening = problem.identity_columns()[:1] == ["smiles"]
         self.score = score or self._noise_free
         self.dropped_partial_line = ""
         """The partial last line that :meth:`read` cut off, if any."""

@@ -188,7 +188,7 @@ def _started(
     write_atomically(saved, record(spec, problem.content_hash()))
     files.log.start()
     rng = np.random.default_rng(spec.seed)
-    ids = rng.choice(len(problem.points), spec.initial, replace=False)
+    ids = problem.initial_ids(rng, spec.initial)
     still = [Job(-1, 0, int(i)) for i in ids]  # numbered when submitted
     return LoggedEvaluations.empty(), still, 0
 

@@ -101,7 +101,9 @@ class CampaignResult:
 
 
 def model_size(model: Any) -> int:
-    """Dictionary size (Nystrom), inducing points (SVGP) or unique points (exact models)."""
+    """Dictionary size (Nystrom), inducing points (SVGP) or unique points (exact models); of
+    the model of features a model of a make-on-demand library's tuples wraps (``inner``)."""
+    model = getattr(model, "inner", model)
     if hasattr(model, "num_inducing"):
         return int(model.num_inducing)
     if hasattr(model, "dictionary"):

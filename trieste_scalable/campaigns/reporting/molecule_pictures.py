@@ -18,13 +18,15 @@ SHOWN = 12
 
 @dataclass(frozen=True)
 class Found:
-    """One evaluated molecule: its SMILES, score (the user's units), batch, and whether it was
-    an extra molecule (told, not proposed)."""
+    """One evaluated molecule: its SMILES, score (the user's units), batch, whether it was
+    an extra molecule (told, not proposed), and its name if it has one (a make-on-demand
+    product's reagents, ``A_B_C``)."""
 
     smiles: str
     score: float
     batch: int
     extra: bool = False
+    name: str = ""
 
 
 def best_molecules(
@@ -48,7 +50,11 @@ def write_best_molecules(
         from rdkit.Chem import Draw
     except ImportError:
         return None
-    legends = [f"{f.score:.4g}, batch {f.batch}{', extra' if f.extra else ''}" for f in best]
+    legends = [
+        f"{f.name + ': ' if f.name else ''}{f.score:.4g}, batch {f.batch}"
+        f"{', extra' if f.extra else ''}"
+        for f in best
+    ]
     molecules = [Chem.MolFromSmiles(f.smiles) for f in best]
     try:
         image = Draw.MolsToGridImage(

@@ -37,7 +37,7 @@ def report(
         f"done in {seconds:.1f}s: {int(told.sum())} evaluations told, {int((~told).sum())} "
         f"failed, in {int(np.unique(logged.batches[after]).size)} batches{busy}"
     )
-    known = bool(np.all(np.isfinite(problem.values)))
+    known = problem.values.size > 0 and bool(np.all(np.isfinite(problem.values)))
     if isinstance(problem, ScreeningProblem):
         if problem.values_known:
             ids = logged.ids[told]
@@ -50,7 +50,11 @@ def report(
         _log.info("best molecules found (score, SMILES):")
         observed, ids = logged.observed[told], logged.ids[told]
         for n in np.argsort(observed)[:5]:
-            _log.info(f"  {log.score(int(ids[n]), observed[n]):.4g}  {problem.labels[ids[n]]}")
+            name = problem.candidate_name(int(ids[n]))
+            _log.info(
+                f"  {log.score(int(ids[n]), observed[n]):.4g}  {problem.labels[ids[n]]}"
+                f"{'  ' + name if name else ''}"
+            )
     elif known and after.any():
         regret = problem.values[logged.ids[after]] - problem.minimum
         uniform = float(problem.values.mean() - problem.minimum)
@@ -83,7 +87,11 @@ def _molecule_pictures(
         found = top_k_share_curve(problem.values, ids)
     logdir = log.path.parent
     labels = [problem.labels[int(i)] for i in ids]
-    found_molecules = [Found(s, float(v), int(b)) for s, v, b in zip(labels, scores, batches)]
+    names = [problem.candidate_name(int(i)) for i in ids]
+    found_molecules = [
+        Found(s, float(v), int(b), name=name)
+        for s, v, b, name in zip(labels, scores, batches, names)
+    ]
     pictured = write_best_molecules(logdir, found_molecules, higher, len(ids))
     also = f", {pictured.name}" if pictured else ""
     args = (scores, batches, higher, title, library, found, logged.batches)

@@ -54,7 +54,8 @@ def checked_value(spec_field: Field, value: Any, hint: Any) -> Any:
 
     :raise TypeError: Naming the setting, the type it takes and the value given. Booleans are
         only ``True``/``False`` (``"no"`` is not false), counts only integers (``2.5`` and
-        ``True`` are not counts), numbers never strings.
+        ``True`` are not counts), numbers never strings; a ``tuple`` of paths is a non-empty
+        list or tuple of them (kept as a tuple of ``str``).
     """
     kind, optional = base_type(hint)
     if value is None and optional:
@@ -72,8 +73,13 @@ def checked_value(spec_field: Field, value: Any, hint: Any) -> Any:
             return text
     if kind is str and not path and isinstance(value, str):
         return value
+    if get_origin(kind) is tuple and isinstance(value, (list, tuple)):  # paths, one or more
+        if value and all(isinstance(v, (str, os.PathLike)) for v in value):
+            return tuple(os.fspath(v) for v in value)
     described = {bool: "True or False", int: "an integer", float: "a number"}.get(kind)
-    what = "a path (str or os.PathLike)" if path else described or "a string"
+    if get_origin(kind) is tuple:
+        described = "a non-empty list of paths (str or os.PathLike)"
+    what = "a path (str or os.PathLike)" if path and not described else described or "a string"
     raise TypeError(
         f"{spec_field.name} must be {what}{' or None' if optional else ''}, got {value!r} "
         f"({type(value).__name__})"

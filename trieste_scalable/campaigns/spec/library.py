@@ -25,6 +25,7 @@ from .campaign import CampaignSpec, flag, too_many
 from .fields import setting
 
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
+MAKE_ON_DEMAND = "make-on-demand library (docs/screening.md)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,6 +138,19 @@ class ScreenSpec(LibrarySpec):
     scoring_actors: Optional[int] = setting(
         None, "a library store: score its shards on N Ray actors (the same picks)"
     )
+    reaction: Optional[str] = setting(
+        None,
+        "a make-on-demand library instead of --library: a reaction SMARTS with one reactant "
+        "template per --reagents file; its products are made when asked for, never enumerated",
+        group=MAKE_ON_DEMAND,
+    )
+    reagents: Optional[tuple[str, ...]] = setting(
+        None,
+        "with --reaction: one reagent file per template, in order (.smi lines 'SMILES name', or "
+        "a CSV with smiles and name columns; gzipped or not)",
+        group=MAKE_ON_DEMAND,
+        path=True,
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -176,7 +190,8 @@ class ScreenSpec(LibrarySpec):
             if not scored or not is_store(self.library):
                 rules = listed(lambda entry: entry.scored_on_actors)
                 raise UsageError(f"--scoring-actors scores {rules} over a library store")
-        table = is_table_objective(self.objective)
+        self._check_make_on_demand()
+        table = is_table_objective(self.objective) and not self.reaction
         if self.workers is None:
             used = [name for name in ("asynchronous", "timeout", "latency") if getattr(self, name)]
             if used:
@@ -189,6 +204,31 @@ class ScreenSpec(LibrarySpec):
                 "a score table) evaluated in this process, not with --workers or an oracle"
             )
         super()._check_ranges()
+
+    def _check_make_on_demand(self) -> None:
+        """:raise UsageError: On ``--reaction`` without ``--reagents`` or the other way, beside
+        ``--library``, ``--scoring-actors`` or a score table, or with a rule that repeats
+        candidates."""
+        from ...problems.score_table import is_score_table
+
+        if bool(self.reaction) != bool(self.reagents):
+            given = "--reaction" if self.reaction else "--reagents"
+            other = "--reagents" if self.reaction else "--reaction"
+            raise UsageError(f"{given} needs {other}: a reaction and one reagent file a template")
+        if not self.reaction:
+            return
+        if self.library != "moses-20k":
+            raise UsageError("--library and --reaction both name the library: give one")
+        if self.scoring_actors is not None:
+            raise UsageError("--scoring-actors scores a library store, not a reaction")
+        if is_score_table(self.objective):
+            raise UsageError(
+                "a score table scores an enumerated library's molecules: a make-on-demand "
+                "library needs an objective computed for each product (a built-in property, "
+                "python:module:function or dock:TARGET)"
+            )
+        if self.entry is not None and self.entry.epochs:
+            raise UsageError(f"--reaction: {self.algorithm} repeats candidates; pick another rule")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,0 +1,124 @@
+"""``screen --reaction SMARTS --reagents ...``: a campaign over a make-on-demand library, through
+the same directory, log, resume and reports as an enumerated library's, and its bad input refused
+with exit 2 and nothing written."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rdkit")
+
+from trieste_scalable.campaigns.screen import screen  # noqa: E402
+from trieste_scalable.cli import main  # noqa: E402
+from trieste_scalable.errors import UsageError  # noqa: E402
+from trieste_scalable.problems.combinatorial import AMIDE, QUINAZOLINE, REAGENTS  # noqa: E402
+from trieste_scalable.problems.combinatorial_problem import combinatorial_problem  # noqa: E402
+
+AMINES, ACIDS = REAGENTS / "primary_amines_100.smi.gz", REAGENTS / "carboxylic_acids_100.smi.gz"
+FAST = dict(initial=8, budget=16, batch_size=8, quiet=True, objective="qed")
+
+
+def _rows(logdir: Path) -> list[dict[str, str]]:
+    with open(logdir / "evaluations.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_screen_logs_each_product_with_its_reagents_and_resumes(tmp_path: Path) -> None:
+    logdir = tmp_path / "run"
+    done = screen(reaction=AMIDE, reagents=[AMINES, ACIDS], logdir=logdir, **FAST)
+    rows = _rows(logdir)
+    assert len(rows) == 24 and not any(row["error"] for row in rows)
+    problem = combinatorial_problem(AMIDE, [AMINES, ACIDS], ("morgan", 2, 64))
+    amines, acids = problem.library.reagents
+    for row in rows:
+        tuple_ = problem.points[[int(row["index"])]][0].astype(int)
+        assert row["reagent_primary_amines_100"] == amines.names[tuple_[0]]
+        assert row["reagent_carboxylic_acids_100"] == acids.names[tuple_[1]]
+        assert row["name"] == f"{amines.names[tuple_[0]]}_{acids.names[tuple_[1]]}"
+        assert row["smiles"] == problem.library.product(tuple_)
+    assert len({row["smiles"] for row in rows}) == 24  # no product evaluated twice
+    assert (logdir / "best_molecules.png").is_file() and (logdir / "summary.png").is_file()
+    assert sorted(done.evaluated.tolist()) == sorted(int(row["index"]) for row in rows)
+
+    state = json.loads((logdir / "rule_state.json").read_text())
+    pending = state["fields"]["pending"]
+    assert pending and all(len(point) == 2 for point in pending)  # tuples, not fingerprints
+
+    screen(
+        reaction=AMIDE,
+        reagents=[AMINES, ACIDS],
+        logdir=logdir,
+        resume=True,
+        **(FAST | dict(budget=32)),
+    )
+    again = _rows(logdir)
+    assert again[:24] == rows and len(again) == 40
+    assert len({row["smiles"] for row in again}) == 40
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (dict(reaction=AMIDE), "--reaction needs --reagents"),
+        (dict(reagents=[AMINES, ACIDS]), "--reagents needs --reaction"),
+        (dict(reaction=AMIDE, reagents=[AMINES]), "2 reactant templates but 1 reagent files"),
+        (dict(reaction="[C:1]>>", reagents=[AMINES]), "has no product"),
+        (dict(reaction="not a smarts", reagents=[AMINES]), "does not parse"),
+        (dict(reaction=QUINAZOLINE, reagents=[ACIDS, AMINES, ACIDS]), "matches its reactant"),
+        (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], library="x.smi"), "give one"),
+        (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], objective="table:x.csv"), "score table"),
+        (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], algorithm="mini-ucb"), "repeats"),
+    ],
+)
+def test_bad_settings_are_refused_before_anything_is_written(
+    tmp_path: Path, settings: dict, message: str
+) -> None:
+    logdir = tmp_path / "run"
+    options = {**FAST, **settings}
+    with pytest.raises(UsageError, match=message):
+        screen(logdir=logdir, **options)
+    assert not logdir.exists()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "no reagent"),
+        ("CCN ethyl\nnot_a_smiles bad\n", "does not parse"),
+        ("CCN ethyl\nCCCN ethyl\n", "ethyl"),
+    ],
+)
+def test_the_command_exits_2_on_a_bad_reagent_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture, content: str, message: str
+) -> None:
+    bad, logdir = tmp_path / "amines.smi", tmp_path / "run"
+    bad.write_text(content)
+    argv = ["screen", "--reaction", AMIDE, "--reagents", str(bad), str(ACIDS)]
+    assert main([*argv, "--logdir", str(logdir), "--quiet", "--objective", "qed"]) == 2
+    assert message in capsys.readouterr().err and not logdir.exists()
+
+
+def test_the_problem_names_tuples_by_flat_index_without_enumerating(tmp_path: Path) -> None:
+    problem = combinatorial_problem(
+        QUINAZOLINE,
+        [
+            REAGENTS / f"{n}_ok.smi.gz"
+            for n in ("aminobenzoic", "primary_amines", "carboxylic_acids")
+        ],
+        ("morgan", 2, 64),
+    )
+    assert len(problem.points) == problem.library.size > 2 * 10**10
+    ids = np.array([0, 12_345_678_901, problem.library.size - 1])
+    tuples = problem.points[ids]
+    assert np.array_equal(problem.indices(tuples), ids)
+    with pytest.raises(ValueError, match="not tuples of reagent indices"):
+        problem.indices(tuples + 0.5)
+    drawn = problem.initial_ids(np.random.default_rng(0), 50)
+    assert len(set(drawn.tolist())) == 50
+    assert all(problem.labels[int(i)] for i in drawn)  # every product exists
+    assert problem.identity_columns()[:2] == ["smiles", "name"]
