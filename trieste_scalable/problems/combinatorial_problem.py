@@ -152,6 +152,11 @@ class CombinatorialProblem(ScreeningProblem):
             [row[1:2] == [self.labels.name(int(i))] for i, row in zip(index, logged)], dtype=bool
         )
 
+    def label_index(self, smiles: set[str]) -> dict[str, int]:
+        """None: finding a product by its SMILES would enumerate the library (a batch file's
+        molecules that a campaign's records lost stay lost; ``in_flight.json`` names them)."""
+        return {}
+
     def candidate_name(self, index: int) -> str:
         assert isinstance(self.labels, ProductLabels)
         return self.labels.name(index)

@@ -133,6 +133,11 @@ class ScreeningProblem(DiscreteProblem):
     def identity(self, index: int) -> list[str]:
         return [str(self.labels[index])]
 
+    def label_index(self, smiles: set[str]) -> dict[str, int]:
+        """The candidate of each of ``smiles`` that labels one (a SMILES as the library wrote
+        it): what a batch file lists, should a campaign's records lose it."""
+        return {label: n for n, label in enumerate(self.labels) if label in smiles}
+
     def candidate_name(self, index: int) -> str:
         """A name the reports show beside the candidate's SMILES (none: an enumerated library's
         molecules are known by their SMILES)."""

@@ -122,3 +122,39 @@ def test_the_problem_names_tuples_by_flat_index_without_enumerating(tmp_path: Pa
     assert len(set(drawn.tolist())) == 50
     assert all(problem.labels[int(i)] for i in drawn)  # every product exists
     assert problem.identity_columns()[:2] == ["smiles", "name"]
+
+
+def _filled(batch: Path) -> list[dict[str, str]]:
+    from rdkit import Chem
+    from rdkit.Chem import QED
+
+    with open(batch, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["score"] = repr(QED.qed(Chem.MolFromSmiles(row["smiles"])))
+    return rows
+
+
+def test_a_prospective_campaign_picks_what_screen_picks_with_the_lab_as_oracle(
+    tmp_path: Path,
+) -> None:
+    from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign
+
+    sizes = dict(initial=8, budget=16, batch_size=8, quiet=True)
+    screen(
+        reaction=AMIDE, reagents=[AMINES, ACIDS], logdir=tmp_path / "s", objective="qed", **sizes
+    )
+    lab = ProspectiveCampaign.start(
+        reaction=AMIDE, reagents=[AMINES, ACIDS], logdir=tmp_path / "p", **sizes
+    )
+    for number in range(3):
+        batch = lab.propose()
+        assert batch.batch == number
+        rows = _filled(batch.path)
+        assert all(row["name"].count("_") == 1 for row in rows)  # the chemist's order list
+        lab.tell(rows)
+    screened, told = _rows(tmp_path / "s"), _rows(tmp_path / "p")
+    assert [r["smiles"] for r in told] == [r["smiles"] for r in screened]
+    assert [r["name"] for r in told] == [r["name"] for r in screened]
+    with pytest.raises(UsageError, match="--extra"):
+        lab.tell([{"smiles": "CCO", "score": "0.5"}], extra=True)

@@ -54,11 +54,21 @@ class FilledRow:
     score: str
 
 
-def write_batch(path: Path, rows: Sequence[Sequence[Any]]) -> None:
-    """Write a batch to fill in (``rows`` in :data:`COLUMNS`' order), all or nothing."""
+def write_batch(
+    path: Path,
+    rows: Sequence[Sequence[Any]],
+    named: Sequence[str] = (),
+    names: Sequence[Sequence[str]] = (),
+) -> None:
+    """Write a batch to fill in (``rows`` in :data:`COLUMNS`' order), all or nothing; the
+    columns ``named`` (a make-on-demand product's name and reagents) hold each row's ``names``,
+    before ``score``."""
+    header = [*COLUMNS[:-1], *named, COLUMNS[-1]]
+    if named:
+        rows = [[*row[:-1], *row_names, row[-1]] for row, row_names in zip(rows, names)]
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerows([COLUMNS, *rows])
+    writer.writerows([header, *rows])
     write_atomically(path, text.getvalue())
 
 

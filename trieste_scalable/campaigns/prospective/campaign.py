@@ -172,7 +172,7 @@ class ProspectiveCampaign:
                 )
             if batch == 0:
                 rng = np.random.default_rng(self.spec.seed)  # as screen draws it
-                ids = rng.choice(len(self.problem.points), self.spec.initial, replace=False)
+                ids = self.problem.initial_ids(rng, self.spec.initial)
                 predictions = [("", "")] * len(ids)
             else:
                 ids, predictions = self._ask(logged, jobs, batch, after)
@@ -185,8 +185,14 @@ class ProspectiveCampaign:
                 [label, job.job, batch, rank, *predicted, ""]
                 for rank, (label, job, predicted) in enumerate(zip(labels, new, predictions), 1)
             ]
-            write_batch(batch_path(self.logdir, batch), rows)
+            self._write_batch(batch_path(self.logdir, batch), rows, new)
         return ProposedBatch(batch_path(self.logdir, batch), batch, labels, True)
+
+    def _write_batch(self, path: Path, rows: list[list[Any]], jobs: list[Job]) -> None:
+        """The batch file, with a make-on-demand product's name and reagents."""
+        named = self.problem.identity_columns()[1:]
+        names = [self.problem.identity(job.index)[1:] for job in jobs] if named else []
+        write_batch(path, rows, named, names)
 
     def tell(self, filled: Filled, extra: bool = False, correct: bool = False) -> Told:
         """Log a filled-in batch and tell it to the model at the next :meth:`propose`.
@@ -210,6 +216,11 @@ class ProspectiveCampaign:
         :raise TypeError: On rows from Python whose score is neither a number nor text.
         :raise CampaignError: If another process is telling or proposing in the directory.
         """
+        if extra and self.spec.reaction:
+            raise UsageError(
+                "a make-on-demand campaign's model sees reagent tuples: molecules it did not "
+                "propose cannot be told to it (--extra)"
+            )
         rows, where = filled_rows(filled)
         with CampaignLock(self.logdir):
             interrupted = self._finish_tell()
@@ -245,7 +256,7 @@ class ProspectiveCampaign:
                 [s, job.job, batch, n, "", "", ""]
                 for n, (s, job) in enumerate(zip(labels, jobs), 1)
             ]
-            write_batch(path, rows)
+            self._write_batch(path, rows, jobs)
         _log.info(f"batch {batch} was proposed before and is not told yet: {path}")
         return ProposedBatch(path, batch, labels, False)
 
@@ -256,7 +267,7 @@ class ProspectiveCampaign:
         deviation of each, in the user's units; the records of the acquisition written first."""
         from ...acquisition import rule_state
         from ...problems.extra_fingerprints import fingerprint_rows
-        from ..algorithms.library_models import library_models
+        from ..algorithms.library_models import library_models, make_on_demand_models
         from .model import History, next_batch
 
         told = set(logged.jobs.tolist())
@@ -275,10 +286,14 @@ class ProspectiveCampaign:
             pending=np.array([j.index for j in jobs if j.job not in told], dtype=int),
             corrections=len(self.records.corrections.read()),
         )
+        if self.spec.reaction:
+            models = make_on_demand_models(self.spec, self.problem.search_space)
+        else:
+            models = library_models(self.spec)
         with for_library(library_label(self.spec.library)):
             chosen, live = next_batch(
                 self.problem,
-                library_models(self.spec),
+                models,
                 history=history,
                 batch=batch,
                 budget=self.spec.budget,
@@ -310,7 +325,11 @@ class ProspectiveCampaign:
 
 
 def _absolute_library(spec: ProposeSpec) -> ProposeSpec:
-    """``spec`` with its library as an absolute path where it names a file or directory."""
+    """``spec`` with its library (or reagent files) as absolute paths where they name files or
+    directories."""
+    if spec.reagents:
+        files = tuple(str(Path(f).resolve()) if Path(f).exists() else f for f in spec.reagents)
+        return replace(spec, reagents=files)
     library = Path(spec.library)
     return replace(spec, library=str(library.resolve())) if library.exists() else spec
 
@@ -353,6 +372,14 @@ def _problem(spec: ProposeSpec) -> ScreeningProblem:
         raise CampaignError(
             "prospective campaigns need RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
+    if spec.reaction and spec.reagents:
+        from ...problems.combinatorial_problem import combinatorial_problem
+
+        higher = not spec.lower_is_better
+        settings = spec.fingerprint_settings
+        return combinatorial_problem(
+            spec.reaction, spec.reagents, settings, higher_is_better=higher
+        )
     with for_library(library_label(spec.library)):
         return screening_problem(
             spec.library,

@@ -297,7 +297,7 @@ class ProspectiveRecords:
                 continue  # a batch file saved over without its columns: nothing to read
         if not rows:
             return []
-        index = {label: n for n, label in enumerate(self.problem.labels)}
+        index = self.problem.label_index({smiles for _, _, smiles in rows})
         taken = set(logged.ids.tolist()) | {job.index for job in self.journal.read()[0]}
         recovered = []
         for job, batch, smiles in sorted(rows):

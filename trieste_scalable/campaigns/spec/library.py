@@ -64,6 +64,19 @@ class LibrarySpec(CampaignSpec):
         "the UCB rules' confidence width)",
     )
     skip_invalid: bool = setting(False, "drop unparseable SMILES")
+    reaction: Optional[str] = setting(
+        None,
+        "a make-on-demand library instead of --library: a reaction SMARTS with one reactant "
+        "template per --reagents file; its products are made when asked for, never enumerated",
+        group=MAKE_ON_DEMAND,
+    )
+    reagents: Optional[tuple[str, ...]] = setting(
+        None,
+        "with --reaction: one reagent file per template, in order (.smi lines 'SMILES name', or "
+        "a CSV with smiles and name columns; gzipped or not)",
+        group=MAKE_ON_DEMAND,
+        path=True,
+    )
 
     @property
     def fingerprint_settings(self) -> tuple[str, int, int]:
@@ -103,11 +116,26 @@ class LibrarySpec(CampaignSpec):
         if self.initial + self.budget > num_candidates:
             raise too_many(self.initial + self.budget, num_candidates)
 
+    def _check_make_on_demand(self) -> None:
+        """:raise UsageError: On ``--reaction`` without ``--reagents`` or the other way, beside
+        ``--library``, or with a rule that repeats candidates."""
+        if bool(self.reaction) != bool(self.reagents):
+            given = "--reaction" if self.reaction else "--reagents"
+            other = "--reagents" if self.reaction else "--reaction"
+            raise UsageError(f"{given} needs {other}: a reaction and one reagent file a template")
+        if not self.reaction:
+            return
+        if self.library != "moses-20k":
+            raise UsageError("--library and --reaction both name the library: give one")
+        if self.entry is not None and self.entry.epochs:
+            raise UsageError(f"--reaction: {self.algorithm} repeats candidates; pick another rule")
+
     def _check_ranges(self) -> None:
         for name, least in (("radius", 1), ("fingerprint_width", 8)):
             value = getattr(self, name)
             if value is not None and value < least:
                 raise UsageError(f"{flag(self, name)} must be at least {least}, got {value}")
+        self._check_make_on_demand()
         super()._check_ranges()
 
 
@@ -137,19 +165,6 @@ class ScreenSpec(LibrarySpec):
     )
     scoring_actors: Optional[int] = setting(
         None, "a library store: score its shards on N Ray actors (the same picks)"
-    )
-    reaction: Optional[str] = setting(
-        None,
-        "a make-on-demand library instead of --library: a reaction SMARTS with one reactant "
-        "template per --reagents file; its products are made when asked for, never enumerated",
-        group=MAKE_ON_DEMAND,
-    )
-    reagents: Optional[tuple[str, ...]] = setting(
-        None,
-        "with --reaction: one reagent file per template, in order (.smi lines 'SMILES name', or "
-        "a CSV with smiles and name columns; gzipped or not)",
-        group=MAKE_ON_DEMAND,
-        path=True,
     )
 
     def __post_init__(self) -> None:
@@ -206,19 +221,12 @@ class ScreenSpec(LibrarySpec):
         super()._check_ranges()
 
     def _check_make_on_demand(self) -> None:
-        """:raise UsageError: On ``--reaction`` without ``--reagents`` or the other way, beside
-        ``--library``, ``--scoring-actors`` or a score table, or with a rule that repeats
-        candidates."""
+        """Also: ``--reaction`` beside ``--scoring-actors`` or a score table."""
         from ...problems.score_table import is_score_table
 
-        if bool(self.reaction) != bool(self.reagents):
-            given = "--reaction" if self.reaction else "--reagents"
-            other = "--reagents" if self.reaction else "--reaction"
-            raise UsageError(f"{given} needs {other}: a reaction and one reagent file a template")
+        super()._check_make_on_demand()
         if not self.reaction:
             return
-        if self.library != "moses-20k":
-            raise UsageError("--library and --reaction both name the library: give one")
         if self.scoring_actors is not None:
             raise UsageError("--scoring-actors scores a library store, not a reaction")
         if is_score_table(self.objective):
@@ -227,8 +235,6 @@ class ScreenSpec(LibrarySpec):
                 "library needs an objective computed for each product (a built-in property, "
                 "python:module:function or dock:TARGET)"
             )
-        if self.entry is not None and self.entry.epochs:
-            raise UsageError(f"--reaction: {self.algorithm} repeats candidates; pick another rule")
 
 
 @dataclass(frozen=True, kw_only=True)
