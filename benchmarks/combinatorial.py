@@ -178,7 +178,8 @@ def run_walters(args: argparse.Namespace, seed: int) -> Optional[dict]:
         args.walters_python,
         str(Path(__file__).parent / "walters_ts_driver.py"),
         *("--ts-dir", args.walters_ts, "--reaction", reaction, "--objective", args.objective),
-        *("--query", QUERIES[reaction], "--evaluations", str(args.evaluations)),
+        *("--query", QUERIES[reaction]),
+        *("--evaluations", str(args.walters_evaluations or args.evaluations)),
         *("--seed", str(seed), "--reagents", *map(str, reagent_files(args.space))),
     ]
     started = time.perf_counter()
