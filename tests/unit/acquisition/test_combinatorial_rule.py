@@ -5,6 +5,8 @@ same space through the featurised model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -156,3 +158,40 @@ def test_pending_tuples_are_kept_as_tuples_and_streamed_picks_lead_the_batch(
     assert np.asarray(state.pending).shape == (12, 2)
     failed = state.with_failures(first[:1])  # the campaign's bookkeeping, in tuples
     assert np.array_equal(np.asarray(failed.failed), first[:1])
+
+
+def test_a_product_two_tuples_make_counts_once(tmp_path: Path) -> None:
+    """An ester's alkoxy group leaves: methyl and ethyl acetate make the same amides, so 9 tuples
+    make 6 products. With two of them evaluated, one at the best score, the 4 products left are
+    proposed once each, and the other tuple making the best product never is, though the
+    model's bound is lowest there (a rule that let it in picks it 4 times)."""
+    (tmp_path / "amines.smi").write_text("CCN ethyl\nCCCN propyl\nNCc1ccccc1 benzyl\n")
+    (tmp_path / "esters.smi").write_text("CC(=O)OC methyl_ac\nCC(=O)OCC ethyl_ac\nCCC(=O)OC pr\n")
+    reaction = "[#6:1][NH2:2].[#6:4][C:3](=O)O[#6]>>[#6:1][NH:2][C:3]([#6:4])=O"
+    library = CombinatorialLibrary(
+        reaction, [read_reagents(tmp_path / f) for f in ("amines.smi", "esters.smi")]
+    )
+    space = CombinatorialSearchSpace(library, FINGERPRINT)
+    assert library.product([0, 0]) == library.product([0, 1]) != library.product([0, 2])
+    data = Dataset(
+        tf.constant([[0.0, 0.0], [2.0, 2.0]], tf.float64), tf.constant([[-10.0], [0.0]], tf.float64)
+    )
+    inner_model, inner_rule = build(
+        "gp-bucb",
+        FeaturisedModel(None, space.feature_rows, space.width).dataset_features(data),  # type: ignore[arg-type]
+        kernel=Tanimoto(variance=1.0, binary_inputs=True),
+        noise_variance=1e-3,
+        batch_size=5,
+        max_batch_size=5,
+        fixed_batches=True,
+        fit_hyperparameters=False,
+        screening=True,
+        width="constant",
+        seed=0,
+    )
+    model = FeaturisedModel(inner_model, space.feature_rows, space.width)
+    model.update(data)
+    rule = CombinatorialPoolRule(inner_rule, pool_size=64, num_starts=4, move_size=None)
+    _, batch = rule.acquire(space, {OBJECTIVE: model}, {OBJECTIVE: data})(None)
+    made = [library.product(p) for p in batch.numpy().astype(int)]
+    assert len(set(made)) == 4 and library.product([0, 0]) not in made
