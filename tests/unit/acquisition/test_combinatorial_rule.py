@@ -6,6 +6,7 @@ same space through the featurised model."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -60,26 +61,34 @@ def _initial(space: CombinatorialSearchSpace, objective, num: int) -> Dataset:  
     return Dataset(points, tf.constant(objective(points.numpy())))
 
 
-def test_the_pool_rule_finds_a_target_product_far_sooner_than_random(
-    space: CombinatorialSearchSpace,
-) -> None:
-    target = np.array([37, 64])
-    objective = _objective(space, target)
-    data = _initial(space, objective, 20)
+def _gp_bucb(
+    space: CombinatorialSearchSpace, data: Dataset, batch_size: int, variance: float = 0.0
+) -> tuple[FeaturisedModel, Any]:
+    """This package's screening GP-BUCB (fixed batches, fixed Tanimoto kernel of ``variance``,
+    by default the observations') on the space's tuples, and its rule for the fingerprints."""
     inner_model, inner_rule = build(
         "gp-bucb",
         FeaturisedModel(None, space.feature_rows, space.width).dataset_features(data),  # type: ignore[arg-type]
-        kernel=Tanimoto(variance=float(np.var(data.observations)), binary_inputs=True),
+        kernel=Tanimoto(variance=variance or float(np.var(data.observations)), binary_inputs=True),
         noise_variance=1e-3,
-        batch_size=10,
-        max_batch_size=10,
+        batch_size=batch_size,
+        max_batch_size=batch_size,
         fixed_batches=True,
         fit_hyperparameters=False,
         screening=True,
         width="constant",
         seed=0,
     )
-    model = FeaturisedModel(inner_model, space.feature_rows, space.width)
+    return FeaturisedModel(inner_model, space.feature_rows, space.width), inner_rule
+
+
+def test_the_pool_rule_finds_a_target_product_far_sooner_than_random(
+    space: CombinatorialSearchSpace,
+) -> None:
+    target = np.array([37, 64])
+    objective = _objective(space, target)
+    data = _initial(space, objective, 20)
+    model, inner_rule = _gp_bucb(space, data, 10)
     rule = CombinatorialPoolRule(inner_rule, pool_size=512, num_starts=6, move_size=None)
     ask_tell = AskTellOptimizer(space, data, model, rule)
     for _ in range(8):
@@ -99,18 +108,7 @@ def test_trieste_expected_improvement_runs_on_the_space_through_the_featurised_m
 ) -> None:
     objective = _objective(space, np.array([3, 5]))
     data = _initial(space, objective, 12)
-    inner_model, _ = build(
-        "gp-bucb",
-        FeaturisedModel(None, space.feature_rows, space.width).dataset_features(data),  # type: ignore[arg-type]
-        kernel=Tanimoto(variance=float(np.var(data.observations)), binary_inputs=True),
-        noise_variance=1e-3,
-        fit_hyperparameters=False,
-        width="constant",
-        seed=0,
-        batch_size=1,
-        max_batch_size=1,
-    )
-    model = FeaturisedModel(inner_model, space.feature_rows, space.width)
+    model, _ = _gp_bucb(space, data, 1)
     rule = EfficientGlobalOptimization(
         ExpectedImprovement(), optimizer=generate_random_search_optimizer(300)
     )
@@ -130,20 +128,7 @@ def test_pending_tuples_are_kept_as_tuples_and_streamed_picks_lead_the_batch(
     before the first is told proposes none of the first's products."""
     objective = _objective(space, np.array([11, 22]))
     data = _initial(space, objective, 16)
-    inner_model, inner_rule = build(
-        "gp-bucb",
-        FeaturisedModel(None, space.feature_rows, space.width).dataset_features(data),  # type: ignore[arg-type]
-        kernel=Tanimoto(variance=float(np.var(data.observations)), binary_inputs=True),
-        noise_variance=1e-3,
-        batch_size=6,
-        max_batch_size=6,
-        fixed_batches=True,
-        fit_hyperparameters=False,
-        screening=True,
-        width="constant",
-        seed=0,
-    )
-    model = FeaturisedModel(inner_model, space.feature_rows, space.width)
+    model, inner_rule = _gp_bucb(space, data, 6)
     model.update(data)
     rule = CombinatorialPoolRule(inner_rule, pool_size=256, num_starts=4, move_size=None)
     streamed: list[np.ndarray] = []
@@ -176,22 +161,10 @@ def test_a_product_two_tuples_make_counts_once(tmp_path: Path) -> None:
     data = Dataset(
         tf.constant([[0.0, 0.0], [2.0, 2.0]], tf.float64), tf.constant([[-10.0], [0.0]], tf.float64)
     )
-    inner_model, inner_rule = build(
-        "gp-bucb",
-        FeaturisedModel(None, space.feature_rows, space.width).dataset_features(data),  # type: ignore[arg-type]
-        kernel=Tanimoto(variance=1.0, binary_inputs=True),
-        noise_variance=1e-3,
-        batch_size=5,
-        max_batch_size=5,
-        fixed_batches=True,
-        fit_hyperparameters=False,
-        screening=True,
-        width="constant",
-        seed=0,
-    )
-    model = FeaturisedModel(inner_model, space.feature_rows, space.width)
+    model, inner_rule = _gp_bucb(space, data, 4, variance=1.0)
     model.update(data)
     rule = CombinatorialPoolRule(inner_rule, pool_size=64, num_starts=4, move_size=None)
     _, batch = rule.acquire(space, {OBJECTIVE: model}, {OBJECTIVE: data})(None)
     made = [library.product(p) for p in batch.numpy().astype(int)]
-    assert len(set(made)) == 4 and library.product([0, 0]) not in made
+    assert batch.shape == (4, 2) and len(set(made)) == 4
+    assert library.product([0, 0]) not in made
