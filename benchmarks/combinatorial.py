@@ -7,7 +7,9 @@ where ``DIR`` is a checkout of GitHub ``PatWalters/TS`` and ``PY`` a Python with
 (RDKit, pandas, sqlitedict, useful_rdkit_utils); without them only this package's rule runs.
 Reagent TS runs to ``--walters-evaluations`` (its first ``--evaluations`` are what a run of that
 length evaluates), so that the evaluations it needs to find 90 of the true top 100 are known;
-``--longer N`` runs ours on to ``N`` for the same reason. On ``quinazoline`` (2.19 x 10^10), e.g.
+``--longer N`` runs ours on to ``N`` for the same reason. His search draws from an unseeded
+generator (``np.random.default_rng()`` in ``ThompsonSampler.search``), so a seed repeats his
+warm-up but not his search: rerun, his figures vary. On ``quinazoline`` (2.19 x 10^10), e.g.
 ``--evaluations 2000 --walters-evaluations 60000 --seeds 1``: ours at 2,000 against reagent TS at
 60,000 (ours' best 100 at 10,000 are at least as good as at 2,000: the same run, longer).
 
