@@ -262,6 +262,10 @@ def main() -> None:
         mine = summary(np.array(ours["flat"]), scores, args.evaluations)
         if scores is None:
             mine["best100_mean"] = best_mean(ours["smiles"][: args.evaluations], args)
+            steps = range(2000, args.evaluations, 2000)
+            curve = [f"{n}: {best_mean(ours['smiles'][:n], args):.4f}" for n in steps]
+            if curve:
+                print(f"      ours' best-100 mean after {', '.join(curve)}")
         rows["ours"].append(mine)
         print(
             f"{seed:4d}  pool+gp-bucb  {mine.get('top100_share', float('nan')):13.2f}  "
