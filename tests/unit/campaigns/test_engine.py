@@ -143,3 +143,22 @@ def test_the_private_attributes_of_trieste_the_adapter_uses_exist() -> None:
     assert all(hasattr(ask_tell, name) for name in PRIVATE_ATTRIBUTES)
     set_rule_state(ask_tell, RandomState(num_batches=7))
     assert ask_tell.acquisition_state == RandomState(num_batches=7)
+
+
+def test_proposals_kept_ahead_follow_busy_workers_not_the_time_since_the_start() -> None:
+    """2 s evaluations on 8 busy workers finish 4 a second: an acquisition of 8 s needs twice
+    32 in hand, however long the campaign waited for its first acquisition."""
+    from trieste_scalable.campaigns.engine.loop import _Submissions
+
+    class Busy:  # an evaluator whose workers are all busy
+        num_workers, in_flight = 8, 8
+
+    loop = _Submissions(Busy(), 1000, None, lambda *args: None, None)  # type: ignore[arg-type]
+    assert loop.ahead([], 8.0) == 0  # no run time known yet: only free workers get proposals
+    loop.start -= 1000.0  # a long first acquisition, during which nothing ran
+    finished = [Evaluation(i, POINTS[0], 1.0, "", 10.0, 12.0, "", 9.0) for i in range(3)]
+    assert loop.ahead(finished, 8.0) == 64
+    finished += [Evaluation(3, POINTS[0], 1.0, "", 10.0, 16.0, "", 9.0)]  # a slow one: 3 s mean
+    assert loop.ahead(finished, 8.0) == math.ceil(2 * 8 / 3 * 8)
+    loop.submitted = 990
+    assert loop.ahead(finished, 8.0) == 10  # within the budget

@@ -149,6 +149,13 @@ def test_resolution_follows_the_campaign() -> None:
     assert asynchronous(batch_policy="adaptive") == ("gp-bucb", 8, "adaptive")
     assert asynchronous(batch_size=5) == ("gp-bucb", 5, "fixed")
     assert asynchronous(algorithm="bbkb", batch_policy="fixed") == ("bbkb", 8, "fixed")
+    # over a make-on-demand space (its acquisitions cost mostly their pool), twice as many
+    reaction = dict(reaction="[C:1][OH]>>[C:1]N", reagents=["a.smi"])
+    assert asynchronous(**reaction) == ("gp-bucb", 32, "fixed")
+    assert asynchronous(algorithm="ts", **reaction) == ("ts", 16, "adaptive")
+    spec = resolved(ScreenSpec(objective="qed", workers=4, asynchronous=True, **reaction))
+    assert spec.batch_cap() == 16
+    assert resolved(ScreenSpec(objective="qed", workers=4, asynchronous=True)).batch_cap() == 8
     with pytest.raises(UsageError, match="--batch-policy fixed: mini-ei's epochs"):
         resolved(ScreenSpec(algorithm="mini-ei", batch_policy="fixed"))
     with pytest.raises(ValueError, match="not resolved"):

@@ -72,7 +72,7 @@ class CampaignSpec:
             for entry in ALGORITHMS.values()
             if entry.per_worker("fixed") != 2
         )
-        + ", twice for the other rules)",
+        + ", twice for the other rules; both doubled over a --reaction's space)",
     )
     max_batch_size: Optional[int] = setting(
         None,

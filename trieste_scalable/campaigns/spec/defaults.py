@@ -13,7 +13,7 @@ from ...problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_W
 from ..algorithms.registry import algorithm as entry_of
 from ..directory.run_record import read_record
 from .campaign import CampaignSpec, Spec
-from .library import LibrarySpec, ProposeSpec, ScreenSpec
+from .library import MAKE_ON_DEMAND_FACTOR, LibrarySpec, ProposeSpec, ScreenSpec
 
 
 def resolved(spec: Spec) -> Spec:
@@ -27,7 +27,8 @@ def resolved(spec: Spec) -> Spec:
       and, in asynchronous campaigns, for a rule whose registry entry says so
       (``adaptive_when_asynchronous``);
     - ``batch_size``: the command's; with ``--workers N --asynchronous`` the entry's
-      :meth:`~.registry.Algorithm.per_worker` times N;
+      :meth:`~.registry.Algorithm.per_worker` times N (times
+      :data:`~.library.MAKE_ON_DEMAND_FACTOR` over a make-on-demand space);
     - ``screen``'s ``fingerprint``, ``radius``, ``fingerprint_width``: a resumed campaign's own,
       a library store's, else
       :data:`~trieste_scalable.problems.molecules.DEFAULT_FINGERPRINT` (``featurise``'s too).
@@ -49,6 +50,8 @@ def resolved(spec: Spec) -> Spec:
     batch_size = spec.batch_size or spec.default_batch_size
     if spec.batch_size is None and isinstance(spec, ScreenSpec) and spec.runs_asynchronously:
         per_worker = entry.per_worker(policy)
+        if spec.reaction:  # its acquisitions cost mostly building a pool
+            per_worker *= MAKE_ON_DEMAND_FACTOR
         batch_size = per_worker * int(spec.workers or 0)
     filled: dict[str, Any] = dict(algorithm=algorithm, batch_size=batch_size, batch_policy=policy)
     if isinstance(spec, LibrarySpec):

@@ -24,6 +24,12 @@ from ..algorithms.registry import LIBRARY_DEFAULT, listed
 from .campaign import CampaignSpec, flag, too_many
 from .fields import setting
 
+MAKE_ON_DEMAND_FACTOR = 2
+"""How many times more points an asynchronous acquisition proposes over a make-on-demand space
+(``--reaction``) than over a library: its acquisitions cost mostly building their pool (7-11 s
+on 2 cores, growing with the model), whatever the batch, and 4N picks an acquisition fed 8
+workers of 2 s only up to about 1,000 evaluations (``benchmarks/results/combinatorial.txt``)."""
+
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
 MAKE_ON_DEMAND = "make-on-demand library (docs/screening.md)"
 
@@ -179,11 +185,12 @@ class ScreenSpec(LibrarySpec):
         """With ``--workers N --asynchronous`` 2N: an adaptive rule's acquisition costs mostly
         scoring every candidate, so one that also refills the proposals in hand for workers that
         free up during the next acquisition is cheaper than two (BBKB on 20,000 molecules, 32
-        workers: 95.8 % of their time busy with 64, 90-94 % with 32). The stopping threshold
-        still bounds the points in flight."""
+        workers: 95.8 % of their time busy with 64, 90-94 % with 32); over a make-on-demand
+        space :data:`MAKE_ON_DEMAND_FACTOR` times that. The stopping threshold still bounds the
+        points in flight."""
         if self.max_batch_size is None and self.runs_asynchronously:
             assert self.workers is not None
-            return 2 * self.workers
+            return 2 * self.workers * (MAKE_ON_DEMAND_FACTOR if self.reaction else 1)
         return super().batch_cap()
 
     def _check_ranges(self) -> None:
