@@ -26,7 +26,7 @@ from .fields import setting
 
 MAKE_ON_DEMAND_FACTOR = 2
 """How many times more points an asynchronous acquisition proposes over a make-on-demand space
-(``--reaction``) than over a library: its acquisitions cost mostly building their pool (7-11 s
+(``--reaction``) than over a library: its acquisitions cost mostly building their pool (7-13 s
 on 2 cores, growing with the model), whatever the batch, and 4N picks an acquisition fed 8
 workers of 2 s only up to about 1,000 evaluations (``benchmarks/results/combinatorial.txt``)."""
 
