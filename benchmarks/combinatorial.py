@@ -149,10 +149,10 @@ def run_ours(
 
     data = observe(space.sample(INITIAL, seed=seed))
     scale = float(np.var(data.observations.numpy())) or 1.0
-    featurise = FeaturisedModel(None, space.feature_rows, space.width)  # type: ignore[arg-type]
-    inner, rule = build(
+    model = FeaturisedModel(None, space.feature_rows, space.width)  # type: ignore[arg-type]
+    model.inner, rule = build(  # built from the rows the wrapper keeps: one copy, shared
         "gp-bucb",
-        featurise.dataset_features(data),
+        model.dataset_features(data),
         kernel=Tanimoto(variance=scale, binary_inputs=True),
         noise_variance=screening_regulariser("gp-bucb", scale),
         width=ConfidenceWidth("constant", beta=pool.get("beta", 2.0)),
@@ -165,9 +165,7 @@ def run_ours(
         dictionary_size=inducing or None,
     )
     pool_rule = CombinatorialPoolRule(rule, seed=seed, **pool)
-    ask_tell = AskTellOptimizer(
-        space, data, FeaturisedModel(inner, space.feature_rows, space.width), pool_rule
-    )
+    ask_tell = AskTellOptimizer(space, data, model, pool_rule)
     seconds = []
     while int(ask_tell.dataset.query_points.shape[0]) < evaluations:
         started = time.perf_counter()

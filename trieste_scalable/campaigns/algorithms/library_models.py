@@ -57,17 +57,16 @@ def make_on_demand_models(spec: LibrarySpec, space: Any) -> Build:
     model and rule of :func:`library_models` over the products' fingerprints, seen through
     :class:`~trieste_scalable.models.featurised.FeaturisedModel`, the rule picking from the
     pools of :class:`~trieste_scalable.acquisition.combinatorial_rule.CombinatorialPoolRule`."""
-    import tensorflow as tf
-
     from ...acquisition.combinatorial_rule import CombinatorialPoolRule
     from ...models.featurised import FeaturisedModel
 
     fingerprints = library_models(spec)
 
     def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
-        rows = tf.constant(space.feature_rows(np.asarray(data.query_points)))
-        inner, rule = fingerprints(Dataset(rows, data.observations), remaining)
-        model = FeaturisedModel(inner, space.feature_rows, space.width)
+        # the inner model is built from the rows the wrapper keeps, so the two share one copy
+        # (a resumed campaign's rows: 490 MB at 10,000 evaluations of 6,144 bits)
+        model = FeaturisedModel(None, space.feature_rows, space.width)  # type: ignore[arg-type]
+        model.inner, rule = fingerprints(model.dataset_features(data), remaining)
         return model, CombinatorialPoolRule(rule, seed=spec.seed)
 
     return models
