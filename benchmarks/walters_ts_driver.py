@@ -1,6 +1,6 @@
 """Runs Walters' reagent-level Thompson sampling (GitHub ``PatWalters/TS``), his code unchanged, for
-``benchmarks/combinatorial.py``: it is imported from the checkout given with ``--ts-dir`` and run in
-that checkout's Python (``--walters-python`` of the benchmark), never copied here.
+``benchmarks/make_on_demand.py``: it is imported from the checkout given with ``--ts-dir`` and run
+in that checkout's Python (``--walters-python`` of the benchmark), never copied here.
 
 Writes one JSON object to standard output: the reagent names of every product evaluated, in the
 order evaluated (warm-up first), the evaluations his evaluator counted, and the mean score of the

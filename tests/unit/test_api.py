@@ -106,6 +106,7 @@ LAYERS = [
     "campaigns.optimize",
     "cluster",
     "campaigns",
+    "spaces",
     "problems",
     "acquisition",
     "models",

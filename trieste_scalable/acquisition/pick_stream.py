@@ -51,8 +51,8 @@ def announce(point: tf.Tensor) -> None:
 def translated_picks(translate: Callable[[np.ndarray], np.ndarray]) -> Iterator[None]:
     """Within the block, picks announced reach this context's listener (if any) as
     ``translate`` of them: a rule that hands another rule's points on in other coordinates
-    (:class:`~.combinatorial_rule.CombinatorialPoolRule`: fingerprints to reagent tuples)
-    announces them in its own."""
+    (:class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`: fingerprints to reagent
+    tuples) announces them in its own."""
     listener = _LISTENER.get()
     if listener is None:
         yield

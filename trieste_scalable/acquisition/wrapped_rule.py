@@ -1,6 +1,6 @@
 """The part every rule that wraps another shares (:class:`~.exploration_share.ExplorationShare`,
-:class:`~.combinatorial_rule.CombinatorialPoolRule`): the wrapped rule, its ``State`` type, and its
-points transformed inside its ``State`` function when it keeps one."""
+:class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`): the wrapped rule, its ``State``
+type, and its points transformed inside its ``State`` function when it keeps one."""
 
 from __future__ import annotations
 

@@ -28,8 +28,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ..errors import CampaignError
+from ..problems.campaign_problem import MoleculeProblem
 from ..problems.molecules import for_library, library_label
-from ..problems.screening import ScreeningProblem
 from ..problems.top_k import TopKFound, top_k_found
 from .algorithms.memory_estimate import check_memory
 from .engine.loop import CampaignResult
@@ -51,7 +51,7 @@ class ScreenResult:
     """
 
     campaign: CampaignResult
-    problem: ScreeningProblem
+    problem: MoleculeProblem
     logdir: Path
     evaluated: np.ndarray
 
@@ -80,9 +80,7 @@ def run_screen(spec: ScreenSpec) -> ScreenResult:
 
 
 def _run_screen(spec: ScreenSpec) -> ScreenResult:
-    from ..problems.oracles import is_table_objective
-    from ..problems.screening import screening_problem
-    from .algorithms.library_models import library_models
+    from .candidates import candidates
     from .directory.records import EvaluationLog
     from .directory.session import run_session
 
@@ -92,69 +90,31 @@ def _run_screen(spec: ScreenSpec) -> ScreenResult:
         raise CampaignError(
             "screening needs RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
-    higher = not (spec.lower_is_better or spec.objective.startswith("dock:"))
-    if spec.reaction:
-        return _run_make_on_demand(spec, higher)
-    oracle = None if is_table_objective(spec.objective) else _oracle(spec, None)
-    _log.info(f"featurising {spec.library} (cached after the first run)...")
-    problem = screening_problem(
-        spec.library,
-        spec.objective if is_table_objective(spec.objective) else None,
-        *spec.fingerprint_settings,
-        noise_std=spec.noise,
-        skip_invalid=spec.skip_invalid,
+    table = spec.scores_up_front
+    oracle = None if table else _oracle(spec, None)
+    found = candidates(
+        spec,
+        scores=spec.objective if table else None,
+        noise=spec.noise,
+        remote=_scoring_actors(spec),
         progress=not spec.quiet,
-        higher_is_better=higher,
     )
+    problem = found.problem
     spec.check_counts(len(problem.points))
-    memory = check_memory(spec, len(problem.points))
-    if is_table_objective(spec.objective):
+    memory = check_memory(spec, found.forecast_size)
+    if table:
         oracle = _oracle(spec, problem)
     _log.info(
-        f"{spec.algorithm} screening {len(problem.points)} unique fingerprints "
-        f"({problem.num_molecules} molecules) for {spec.objective}; budget {spec.budget}, "
-        f"logs in {spec.logdir}; about {memory.total / 1e9:.1f} GB of memory at the last batch"
+        f"{spec.algorithm} screening {found.description} for {spec.objective}; budget "
+        f"{spec.budget}, logs in {spec.logdir}; about {memory.total / 1e9:.1f} GB of memory at "
+        "the last batch"
     )
     if spec.dictionary_note():
         _log.info(f"{spec.algorithm}: {spec.dictionary_note()}")
-    models = library_models(spec, spec.noise, _scoring_actors(spec))
-    result = run_session(problem, spec, models, oracle, _ray_workers(spec))
+    result = run_session(problem, spec, found.models, oracle, _ray_workers(spec))
     logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()
     evaluated = logged.ids[~logged.failed]
     return ScreenResult(result, problem, Path(spec.logdir), evaluated)
-
-
-def _run_make_on_demand(spec: ScreenSpec, higher_is_better: bool) -> ScreenResult:
-    """The campaign over a reaction and its reagent files: every objective is an oracle of the
-    products' SMILES; the memory forecast is that of the space's bounded caches, the same at
-    any library size."""
-    from ..problems.combinatorial_problem import combinatorial_problem
-    from ..problems.combinatorial_space import FEATURE_CACHE
-    from .algorithms.library_models import make_on_demand_models
-    from .directory.records import EvaluationLog
-    from .directory.session import run_session
-
-    oracle = _oracle(spec, None)
-    assert spec.reagents is not None
-    problem = combinatorial_problem(
-        spec.reaction or "",
-        spec.reagents,
-        spec.fingerprint_settings,
-        higher_is_better=higher_is_better,
-    )
-    spec.check_counts(len(problem.points))
-    memory = check_memory(spec, FEATURE_CACHE)
-    counts = " x ".join(str(n) for n in problem.library.counts)
-    _log.info(
-        f"{spec.algorithm} screening a make-on-demand library of {counts} = "
-        f"{problem.library.size:.3g} products for {spec.objective}; budget {spec.budget}, logs "
-        f"in {spec.logdir}; about {memory.total / 1e9:.1f} GB of memory at the last batch, at "
-        "any library size"
-    )
-    models = make_on_demand_models(spec, problem.space)
-    result = run_session(problem, spec, models, oracle, _ray_workers(spec))
-    logged = EvaluationLog(Path(spec.logdir) / "evaluations.csv", problem).read()
-    return ScreenResult(result, problem, Path(spec.logdir), logged.ids[~logged.failed])
 
 
 def _ray_workers(spec: ScreenSpec) -> Optional[Callable[[Any], Any]]:
@@ -173,12 +133,12 @@ def _ray_workers(spec: ScreenSpec) -> Optional[Callable[[Any], Any]]:
     return evaluator
 
 
-def _oracle(spec: ScreenSpec, problem: Optional[ScreeningProblem]) -> Optional[Any]:
+def _oracle(spec: ScreenSpec, problem: Optional[MoleculeProblem]) -> Optional[Any]:
     """Where evaluations come from: ``None`` for an objective known up front and evaluated in
     this process (the problem's values, with their noise); else an oracle, run on Ray workers
     with ``--workers`` and in this process without (checked before the library is featurised;
     a score table's after, from the ``problem`` it is matched to)."""
-    from ..problems.oracles import Oriented, TableOracle, is_table_objective, oracle_for
+    from ..problems.oracles import Oriented, TableOracle, oracle_for
     from ..problems.score_table import is_score_table
 
     if spec.workers is not None:
@@ -188,7 +148,7 @@ def _oracle(spec: ScreenSpec, problem: Optional[ScreeningProblem]) -> Optional[A
             raise CampaignError(
                 "--workers needs Ray: pip install 'trieste-scalable[distributed]'"
             ) from None
-    elif is_table_objective(spec.objective) and not spec.reaction:
+    elif spec.scores_up_front:
         return None
     if is_score_table(spec.objective):
         assert problem is not None

@@ -127,6 +127,9 @@ class ScreeningProblem(DiscreteProblem):
         digest.update(values_bytes(self.values, legacy))
         return digest.hexdigest()
 
+    takes_extra_molecules = True
+    """The chemist's own molecules can be told to its model (``tell --extra``)."""
+
     def identity_columns(self) -> list[str]:
         return ["smiles"]
 

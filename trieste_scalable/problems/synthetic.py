@@ -43,6 +43,11 @@ class DiscreteProblem:
         return DiscreteSearchSpace(tf.constant(self.points))
 
     @property
+    def values_known(self) -> bool:
+        """Whether the values are known up front (they are: regret can be scored)."""
+        return True
+
+    @property
     def minimum(self) -> float:
         return float(self.values.min())
 

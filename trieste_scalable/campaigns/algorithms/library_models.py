@@ -51,27 +51,6 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
     return models
 
 
-def make_on_demand_models(spec: LibrarySpec, space: Any) -> Build:
-    """The (model, rule) of ``spec`` over a make-on-demand library's ``space``
-    (:class:`~trieste_scalable.problems.combinatorial_space.CombinatorialSearchSpace`): the
-    model and rule of :func:`library_models` over the products' fingerprints, seen through
-    :class:`~trieste_scalable.models.featurised.FeaturisedModel`, the rule picking from the
-    pools of :class:`~trieste_scalable.acquisition.combinatorial_rule.CombinatorialPoolRule`."""
-    from ...acquisition.combinatorial_rule import CombinatorialPoolRule
-    from ...models.featurised import FeaturisedModel
-
-    fingerprints = library_models(spec)
-
-    def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
-        # the inner model is built from the rows the wrapper keeps, so the two share one copy
-        # (a resumed campaign's rows: 490 MB at 10,000 evaluations of 6,144 bits)
-        model = FeaturisedModel(None, space.feature_rows, space.width)  # type: ignore[arg-type]
-        model.inner, rule = fingerprints(model.dataset_features(data), remaining)
-        return model, CombinatorialPoolRule(rule, seed=spec.seed)
-
-    return models
-
-
 def screening_regulariser(name: str, scale: float) -> float:
     """The noise variance a noise-free screen's model assumes for the algorithm ``name``: its
     registry entry's ``screening_noise_share`` of the kernel variance

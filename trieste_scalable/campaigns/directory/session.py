@@ -29,8 +29,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ...errors import UsageError
-from ...problems import DiscreteProblem
+from ...errors import CampaignError, UsageError
+from ...problems.campaign_problem import CampaignProblem, KnowsValues
 from ...problems.oracles import Oriented
 from ..engine.evaluators import Evaluator, InProcessEvaluator
 from ..engine.loop import CampaignResult
@@ -58,7 +58,7 @@ Ray workers, :mod:`trieste_scalable.cluster.evaluators`: chosen by the command, 
 
 
 def run_session(
-    problem: DiscreteProblem,
+    problem: CampaignProblem,
     spec: CampaignSpec,
     build: Build,
     oracle: Optional[Oriented] = None,
@@ -87,7 +87,7 @@ def run_session(
 
 
 def _run(
-    problem: DiscreteProblem,
+    problem: CampaignProblem,
     spec: CampaignSpec,
     build: Build,
     oracle: Optional[Oriented],
@@ -131,7 +131,7 @@ def _run(
 
 
 def _campaign_run(
-    problem: DiscreteProblem,
+    problem: CampaignProblem,
     spec: CampaignSpec,
     oracle: Optional[Oriented],
     evaluator: Evaluator,
@@ -167,7 +167,7 @@ def _campaign_run(
 
 
 def _started(
-    problem: DiscreteProblem,
+    problem: CampaignProblem,
     spec: CampaignSpec,
     files: CampaignFiles,
     lock: CampaignLock,
@@ -194,7 +194,7 @@ def _started(
 
 
 def _resumed(
-    problem: DiscreteProblem, spec: CampaignSpec, files: CampaignFiles, saved: Path
+    problem: CampaignProblem, spec: CampaignSpec, files: CampaignFiles, saved: Path
 ) -> tuple[LoggedEvaluations, list[Job], int]:
     """What a resumed campaign logged, the jobs to submit again, and the next job number."""
     if not saved.is_file():
@@ -212,7 +212,7 @@ def _resumed(
 
 
 def _evaluator(
-    problem: DiscreteProblem,
+    problem: CampaignProblem,
     spec: CampaignSpec,
     oracle: Optional[Oriented],
     workers: Optional[Workers],
@@ -223,6 +223,8 @@ def _evaluator(
     (its seed includes the evaluations logged)."""
     budget = spec.budget + spec.initial
     if oracle is None:
+        if not isinstance(problem, KnowsValues):
+            raise CampaignError(f"{problem.name}: no value is known up front, give an oracle")
         observe = problem.objective(spec.seed + 1 + 7919 * logged)
         return InProcessEvaluator(lambda i: observe(int(i)), budget, GROUP_SECONDS)
     if workers is None:  # here, on each SMILES

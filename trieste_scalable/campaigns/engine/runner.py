@@ -28,7 +28,7 @@ from trieste.data import Dataset
 from ...acquisition import rule_state
 from ...acquisition.pending import PendingState, initial_state
 from ...errors import CampaignError
-from ...problems import DiscreteProblem
+from ...problems.campaign_problem import CampaignProblem, KnowsValues
 from ..directory.lock import write_atomically
 from ..directory.records import EvaluationLog, InFlight, Job, LoggedEvaluations
 from ..reporting.monitor import CampaignMonitor
@@ -68,7 +68,7 @@ class CampaignRun:
 
     def __init__(
         self,
-        problem: DiscreteProblem,
+        problem: CampaignProblem,
         evaluator: Evaluator,
         monitor: CampaignMonitor,
         payload: Callable[[np.ndarray], Sequence[Any]],
@@ -187,14 +187,14 @@ class CampaignRun:
         self.monitor.evaluated(jobs, evaluations, len(self.in_flight))
 
 
-def noise_free_score(problem: DiscreteProblem) -> Callable[[int, float], float]:
+def noise_free_score(problem: CampaignProblem) -> Callable[[int, float], float]:
     """The value column of a campaign evaluated in this process: the noise-free value in the
     user's units and direction (a screen's score)."""
     return lambda index, observed: problem.user_value(problem.values[index])
 
 
 def run_campaign(
-    problem: DiscreteProblem,
+    problem: KnowsValues,
     model: Any,
     rule: AcquisitionRule,
     initial: Dataset,

@@ -37,8 +37,8 @@ import numpy as np
 
 from ...errors import CampaignError, UsageError
 from ...problems.molecules import for_library, library_label
-from ...problems.screening import ScreeningProblem
 from ..algorithms.memory_estimate import check_memory
+from ..candidates import Candidates, candidates
 from ..directory.checks import check_same_campaign
 from ..directory.lock import CampaignLock, write_atomically
 from ..directory.records import Job
@@ -81,9 +81,10 @@ class ProspectiveCampaign:
     """A prospective campaign's directory (module docstring); use :meth:`start` or
     :meth:`open`."""
 
-    def __init__(self, spec: ProposeSpec, problem: ScreeningProblem):
-        self.spec, self.problem, self.logdir = spec, problem, Path(spec.logdir)
-        self.records = ProspectiveRecords.of(self.logdir, problem)
+    def __init__(self, spec: ProposeSpec, found: Candidates):
+        self.spec, self.logdir = spec, Path(spec.logdir)
+        self.problem, self._models = found.problem, found.models
+        self.records = ProspectiveRecords.of(self.logdir, self.problem)
         self.log, self.journal = self.records.log, self.records.journal
         self._live: Optional[Any] = None  # the optimizer of this object's last batch
 
@@ -104,10 +105,11 @@ class ProspectiveCampaign:
         logdir = Path(spec.logdir)
         if logdir.exists() and not logdir.is_dir():
             raise UsageError(f"--logdir {logdir} is a file, not a directory")
-        problem = _problem(spec)
+        found = _candidates(spec)
+        problem = found.problem
         spec.check_counts(len(problem.points))
-        check_memory(spec, len(problem.points))
-        campaign = cls(spec, problem)
+        check_memory(spec, found.forecast_size)
+        campaign = cls(spec, found)
         logdir.mkdir(parents=True, exist_ok=True)
         saved = logdir / "run.json"
         with CampaignLock(logdir):
@@ -142,9 +144,9 @@ class ProspectiveCampaign:
                 f"{logdir} holds a campaign of {spec.command}, not a prospective one (propose)"
             )
         spec = replace(spec, logdir=str(logdir))  # the directory may have moved
-        problem = _problem(spec)
-        check_same_campaign(saved, spec, problem.content_hash())
-        return cls(spec, problem)
+        found = _candidates(spec)
+        check_same_campaign(saved, spec, found.problem.content_hash())
+        return cls(spec, found)
 
     def propose(self) -> ProposedBatch:
         """Write the next batch to fill in (module docstring) and return it.
@@ -216,7 +218,7 @@ class ProspectiveCampaign:
         :raise TypeError: On rows from Python whose score is neither a number nor text.
         :raise CampaignError: If another process is telling or proposing in the directory.
         """
-        if extra and self.spec.reaction:
+        if extra and not self.problem.takes_extra_molecules:
             raise UsageError(
                 "a make-on-demand campaign's model sees reagent tuples: molecules it did not "
                 "propose cannot be told to it (--extra)"
@@ -267,7 +269,6 @@ class ProspectiveCampaign:
         deviation of each, in the user's units; the records of the acquisition written first."""
         from ...acquisition import rule_state
         from ...problems.extra_fingerprints import fingerprint_rows
-        from ..algorithms.library_models import library_models, make_on_demand_models
         from .model import History, next_batch
 
         told = set(logged.jobs.tolist())
@@ -286,14 +287,10 @@ class ProspectiveCampaign:
             pending=np.array([j.index for j in jobs if j.job not in told], dtype=int),
             corrections=len(self.records.corrections.read()),
         )
-        if self.spec.reaction:
-            models = make_on_demand_models(self.spec, self.problem.search_space)
-        else:
-            models = library_models(self.spec)
         with for_library(library_label(self.spec.library)):
             chosen, live = next_batch(
                 self.problem,
-                models,
+                self._models,
                 history=history,
                 batch=batch,
                 budget=self.spec.budget,
@@ -362,30 +359,13 @@ def _keep_changed_sizes(saved: Path, spec: ProposeSpec, library_hash: str) -> No
         _log.warning(f"{', '.join(changed)}: kept for the next batches ({saved})")
 
 
-def _problem(spec: ProposeSpec) -> ScreeningProblem:
-    """The library of ``spec`` (resolved), featurised (cached), scores unknown."""
-    from ...problems.screening import screening_problem
-
+def _candidates(spec: ProposeSpec) -> Candidates:
+    """The candidates of ``spec`` (resolved), featurised (cached), scores unknown."""
     try:
         import rdkit  # noqa: F401
     except ImportError:
         raise CampaignError(
             "prospective campaigns need RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
-    if spec.reaction and spec.reagents:
-        from ...problems.combinatorial_problem import combinatorial_problem
-
-        higher = not spec.lower_is_better
-        settings = spec.fingerprint_settings
-        return combinatorial_problem(
-            spec.reaction, spec.reagents, settings, higher_is_better=higher
-        )
     with for_library(library_label(spec.library)):
-        return screening_problem(
-            spec.library,
-            None,
-            *spec.fingerprint_settings,
-            skip_invalid=spec.skip_invalid,
-            progress=not spec.quiet,
-            higher_is_better=not spec.lower_is_better,
-        )
+        return candidates(spec, progress=not spec.quiet)

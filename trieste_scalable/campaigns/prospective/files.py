@@ -37,7 +37,7 @@ from typing import Any, Callable, Optional, TypeVar
 import numpy as np
 
 from ...errors import CampaignError, UsageError
-from ...problems.screening import ScreeningProblem
+from ...problems.campaign_problem import MoleculeProblem
 from ..directory.lock import write_atomically
 from ..directory.records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations
 from .batch_file import read_proposed
@@ -225,7 +225,7 @@ class TellJournal:
 class ProspectiveRecords:
     """Every record of a prospective campaign's directory, over its library ``problem``."""
 
-    problem: ScreeningProblem
+    problem: MoleculeProblem
     logdir: Path
     log: EvaluationLog
     journal: InFlight
@@ -235,7 +235,7 @@ class ProspectiveRecords:
     corrections: Corrections
 
     @classmethod
-    def of(cls, logdir: Path, problem: ScreeningProblem) -> ProspectiveRecords:
+    def of(cls, logdir: Path, problem: MoleculeProblem) -> ProspectiveRecords:
         """The records of ``logdir``; the log's score column is the user's score."""
         logdir = Path(logdir)
         log = EvaluationLog(logdir / "evaluations.csv", problem, lambda i, y: problem.user_value(y))

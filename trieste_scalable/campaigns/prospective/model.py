@@ -23,7 +23,7 @@ from trieste.data import Dataset
 
 from ...acquisition.pending import KeepsPendingPoints, PendingState, initial_state
 from ...errors import CampaignError
-from ...problems.screening import ScreeningProblem
+from ...problems.campaign_problem import MoleculeProblem
 from ..directory.checks import saved_rule_state
 from ..directory.records import LoggedEvaluations
 from ..engine.ask_tell import CampaignAskTell, set_rule_state
@@ -88,7 +88,7 @@ class NextBatch:
 
 
 def next_batch(
-    problem: ScreeningProblem,
+    problem: MoleculeProblem,
     build: Build,
     history: History,
     batch: int,
@@ -160,7 +160,7 @@ def _asked(
 
 
 def _group(
-    problem: ScreeningProblem, history: History, start: tuple[int, int], end: tuple[int, int]
+    problem: MoleculeProblem, history: History, start: tuple[int, int], end: tuple[int, int]
 ) -> list[Evaluation]:
     """The evaluations told between two acquisitions, by job (the order ``screen`` tells)."""
     logged, rows = history.logged, slice(start[0], end[0])
@@ -185,7 +185,7 @@ def _dataset(evaluations: list[Evaluation]) -> Dataset:
 
 
 def _first_state(
-    problem: ScreeningProblem,
+    problem: MoleculeProblem,
     rule: Any,
     group: list[Evaluation],
     history: History,
@@ -204,7 +204,7 @@ def _first_state(
 
 
 def _rebuilt_state(
-    problem: ScreeningProblem, rule: KeepsPendingPoints, history: History, rows: int
+    problem: MoleculeProblem, rule: KeepsPendingPoints, history: History, rows: int
 ) -> PendingState:
     """A fresh state of ``rule`` that has seen ``rows`` dataset rows, with the campaign's
     pending molecules and every failed one (a rule state deleted by hand)."""

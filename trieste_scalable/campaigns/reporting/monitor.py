@@ -69,7 +69,7 @@ class CampaignMonitor:
         self.busy, self.start, self.logged_at = 0.0, time.time(), -np.inf
         self.writer = tf.summary.create_file_writer(logdir) if logdir else None
         self.bar = progress_bar(budget, progress, initial=int(np.sum(logged.batches > 0)))
-        self._known = bool(getattr(problem, "values_known", np.all(np.isfinite(problem.values))))
+        self._known = problem.values_known
         self._stack = ExitStack()
 
     def __enter__(self) -> CampaignMonitor:

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ...problems import DiscreteProblem
-from ...problems.screening import ScreeningProblem
-from ...problems.top_k import TOP_K, top_k_found
+from ...problems.campaign_problem import CampaignProblem, MoleculeProblem
+from ...problems.top_k import TOP_K
 from ..directory.records import EvaluationLog, LoggedEvaluations
 from ..engine.loop import CampaignResult
 from .molecule_pictures import Found, write_best_molecules
@@ -21,7 +21,7 @@ _log = logging.getLogger(__name__)
 
 def report(
     log: EvaluationLog,
-    problem: DiscreteProblem,
+    problem: CampaignProblem,
     result: CampaignResult,
     title: str,
     seconds: float,
@@ -38,14 +38,14 @@ def report(
         f"failed, in {int(np.unique(logged.batches[after]).size)} batches{busy}"
     )
     known = problem.values.size > 0 and bool(np.all(np.isfinite(problem.values)))
-    if isinstance(problem, ScreeningProblem):
+    if isinstance(problem, MoleculeProblem):
         if problem.values_known:
-            ids = logged.ids[told]
-            found = top_k_found(problem.values, ids)
+            found = problem.metrics(logged.ids[told])
             _log.info(
-                f"recall of the library's top 1%: {problem.recall(ids, 0.01):.3f}, "
-                f"top 10%: {problem.recall(ids, 0.1):.3f}; of its top {TOP_K}: "
-                f"{found.smiles:.2f} found (SMILES), {found.scores:.2f} (scores)"
+                f"recall of the library's top 1%: {found['recall_top1pct']:.3f}, "
+                f"top 10%: {found['recall_top10pct']:.3f}; of its top {TOP_K}: "
+                f"{found[f'top{TOP_K}_smiles']:.2f} found (SMILES), "
+                f"{found[f'top{TOP_K}_scores']:.2f} (scores)"
             )
         _log.info("best molecules found (score, SMILES):")
         observed, ids = logged.observed[told], logged.ids[told]
@@ -55,7 +55,7 @@ def report(
                 f"  {log.score(int(ids[n]), observed[n]):.4g}  {problem.labels[ids[n]]}"
                 f"{'  ' + name if name else ''}"
             )
-    elif known and after.any():
+    elif isinstance(problem, DiscreteProblem) and known and after.any():
         regret = problem.values[logged.ids[after]] - problem.minimum
         uniform = float(problem.values.mean() - problem.minimum)
         _log.info(
@@ -64,9 +64,11 @@ def report(
             f"{regret.mean() / uniform:.3f}"
         )
     summary = "summary.png"
-    if isinstance(problem, ScreeningProblem):
+    if isinstance(problem, MoleculeProblem):
         summary = _molecule_pictures(log, problem, logged, title)
-    elif not plot_summary(logdir / summary, problem, logged, result, title):
+    elif isinstance(problem, DiscreteProblem) and not plot_summary(
+        logdir / summary, problem, logged, result, title
+    ):
         summary = "no summary.png: matplotlib is not installed (the [plots] extra)"
     _log.info(
         f"wrote {logdir}/evaluations.csv, {summary}; watch with: tensorboard --logdir {logdir}"
@@ -74,7 +76,7 @@ def report(
 
 
 def _molecule_pictures(
-    log: EvaluationLog, problem: ScreeningProblem, logged: LoggedEvaluations, title: str
+    log: EvaluationLog, problem: MoleculeProblem, logged: LoggedEvaluations, title: str
 ) -> str:
     """A screen's ``summary.png`` (:mod:`.screening_summary`) and ``best_molecules.png``
     (:mod:`.molecule_pictures`); what to add to the line that names the summary."""

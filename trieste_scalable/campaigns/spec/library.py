@@ -28,7 +28,7 @@ MAKE_ON_DEMAND_FACTOR = 2
 """How many times more points an asynchronous acquisition proposes over a make-on-demand space
 (``--reaction``) than over a library: its acquisitions cost mostly building their pool (7-13 s
 on 2 cores, growing with the model), whatever the batch, and 4N picks an acquisition fed 8
-workers of 2 s only up to about 1,000 evaluations (``benchmarks/results/combinatorial.txt``)."""
+workers of 2 s only up to about 1,000 evaluations (``benchmarks/results/make_on_demand.txt``)."""
 
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
 MAKE_ON_DEMAND = "make-on-demand library (docs/screening.md)"
@@ -83,6 +83,11 @@ class LibrarySpec(CampaignSpec):
         group=MAKE_ON_DEMAND,
         path=True,
     )
+
+    @property
+    def higher_is_better(self) -> bool:
+        """The direction of the user's scores."""
+        return not self.lower_is_better
 
     @property
     def fingerprint_settings(self) -> tuple[str, int, int]:
@@ -178,6 +183,19 @@ class ScreenSpec(LibrarySpec):
         object.__setattr__(self, "objective", renamed(self.objective))  # one name a table
 
     @property
+    def higher_is_better(self) -> bool:
+        """The direction of the user's scores (docking energies are lower-is-better)."""
+        return not (self.lower_is_better or self.objective.startswith("dock:"))
+
+    @property
+    def scores_up_front(self) -> bool:
+        """Whether the objective is scored for every candidate before the campaign (a built-in
+        property or a score table of an enumerated library), else evaluated where asked."""
+        from ...problems.oracles import is_table_objective
+
+        return is_table_objective(self.objective) and not self.reaction
+
+    @property
     def runs_asynchronously(self) -> bool:
         return bool(self.asynchronous and self.workers)
 
@@ -196,7 +214,6 @@ class ScreenSpec(LibrarySpec):
     def _check_ranges(self) -> None:
         """The screening settings first (the command line checked them first), then the
         common ones."""
-        from ...problems.oracles import is_table_objective
         from ...problems.store import is_store
 
         if not (math.isfinite(self.noise) and self.noise >= 0):
@@ -213,14 +230,13 @@ class ScreenSpec(LibrarySpec):
                 rules = listed(lambda entry: entry.scored_on_actors)
                 raise UsageError(f"--scoring-actors scores {rules} over a library store")
         self._check_make_on_demand()
-        table = is_table_objective(self.objective) and not self.reaction
         if self.workers is None:
             used = [name for name in ("asynchronous", "timeout", "latency") if getattr(self, name)]
             if used:
                 raise UsageError(f"--{used[0]} needs --workers")
             if self.ray_address and not self.scoring_actors:  # Ray's two users in a campaign
                 raise UsageError("--ray-address needs --workers or --scoring-actors")
-        if self.noise and (self.workers is not None or not table):
+        if self.noise and (self.workers is not None or not self.scores_up_front):
             raise UsageError(
                 "--noise simulates noise on an objective known up front (a built-in property or "
                 "a score table) evaluated in this process, not with --workers or an oracle"

@@ -12,15 +12,15 @@ import pytest
 import tensorflow as tf
 
 from trieste_scalable.errors import UsageError
-from trieste_scalable.problems.combinatorial import (
+from trieste_scalable.problems.molecules import fingerprints, parse
+from trieste_scalable.spaces.reaction import (
     AMIDE,
     QUINAZOLINE,
     REAGENTS,
-    CombinatorialLibrary,
+    ReactionLibrary,
 )
-from trieste_scalable.problems.combinatorial_space import CombinatorialSearchSpace
-from trieste_scalable.problems.molecules import fingerprints, parse
-from trieste_scalable.problems.reagents import read_reagents
+from trieste_scalable.spaces.reagents import read_reagents
+from trieste_scalable.spaces.search_space import MakeOnDemandSpace
 
 pytest.importorskip("rdkit")
 
@@ -28,10 +28,10 @@ AMINES = "CN methylamine\nCCN ethylamine\nNc1ccccc1 aniline\nCCO ethanol\n"
 ACIDS = "CC(=O)O acetic\nOC(=O)c1ccccc1 benzoic\n"
 
 
-def _amide(tmp_path: Path, amines: str = AMINES, acids: str = ACIDS) -> CombinatorialLibrary:
+def _amide(tmp_path: Path, amines: str = AMINES, acids: str = ACIDS) -> ReactionLibrary:
     (tmp_path / "a.smi").write_text(amines)
     (tmp_path / "b.smi").write_text(acids)
-    return CombinatorialLibrary(
+    return ReactionLibrary(
         AMIDE, [read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")]
     )
 
@@ -71,7 +71,7 @@ def test_fingerprints_equal_those_of_the_enumerated_products(tmp_path: Path) -> 
 def test_memory_holds_a_bounded_number_of_products(tmp_path: Path) -> None:
     (tmp_path / "a.smi").write_text("".join(f"{'C' * n}N a{n}\n" for n in range(1, 41)))
     (tmp_path / "b.smi").write_text("".join(f"{'C' * n}C(=O)O b{n}\n" for n in range(1, 21)))
-    library = CombinatorialLibrary(
+    library = ReactionLibrary(
         AMIDE, [read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")], cache_size=10
     )
     made = library.products(np.stack(np.meshgrid(range(40), range(20)), -1).reshape(-1, 2))
@@ -119,18 +119,18 @@ def test_bad_reactions_are_refused(tmp_path: Path) -> None:
     (tmp_path / "b.smi").write_text(ACIDS)
     amines, acids = read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")
     with pytest.raises(UsageError, match="does not parse"):
-        CombinatorialLibrary("[NH2:2][#6:1.[C]>>", [amines, acids])
+        ReactionLibrary("[NH2:2][#6:1.[C]>>", [amines, acids])
     with pytest.raises(UsageError, match="3 reactant templates but 2 reagent files"):
-        CombinatorialLibrary(QUINAZOLINE, [amines, acids])
+        ReactionLibrary(QUINAZOLINE, [amines, acids])
     with pytest.raises(UsageError, match=f"no reagent of {tmp_path / 'b.smi'} matches"):
-        CombinatorialLibrary(
+        ReactionLibrary(
             AMIDE,
             [amines, amines.__class__(tmp_path / "b.smi", ("CCO",), ("e",), amines.molecules[3:])],
         )
 
 
 def test_the_search_space_samples_distinct_products_and_knows_its_points(tmp_path: Path) -> None:
-    space = CombinatorialSearchSpace(_amide(tmp_path), ("morgan", 2, 256))
+    space = MakeOnDemandSpace(_amide(tmp_path), ("morgan", 2, 256))
     points = space.sample(6, seed=3)
     assert points.shape == (6, 2) and points.dtype == tf.float64
     assert len({tuple(p) for p in points.numpy().tolist()}) == 6  # every product: 3 x 2
@@ -138,11 +138,15 @@ def test_the_search_space_samples_distinct_products_and_knows_its_points(tmp_pat
     assert bool(tf.reduce_all(space.contains(points)))
     assert not bool(space.contains(tf.constant([0.5, 0.0], tf.float64)))
     assert not bool(space.contains(tf.constant([4.0, 0.0], tf.float64)))
-    assert space.lower.numpy().tolist() == [0, 0] and space.upper.numpy().tolist() == [3, 1]
+    assert not space.has_bounds  # as Trieste's categorical spaces: indices, not coordinates
+    with pytest.raises(AttributeError, match="no numerical bounds"):
+        space.lower
     kept, packed = space.features(points)
     assert kept.tolist() == list(range(6)) and packed.shape == (6, 32)
-    assert space == CombinatorialSearchSpace(_amide(tmp_path), ("morgan", 2, 256))
+    assert space == MakeOnDemandSpace(_amide(tmp_path), ("morgan", 2, 256))
     assert "8 products" in repr(space)
+    with pytest.raises(ValueError, match="asked for 9 distinct products, found 6"):
+        space.sample(9, seed=3)  # 2 of its 8 tuples make nothing: never fewer points silently
 
 
 def test_walters_quinazoline_subset_makes_every_product_it_is_asked_for() -> None:
@@ -150,7 +154,7 @@ def test_walters_quinazoline_subset_makes_every_product_it_is_asked_for() -> Non
         read_reagents(REAGENTS / f"{n}_100.smi.gz")
         for n in ("aminobenzoic", "primary_amines", "carboxylic_acids")
     ]
-    library = CombinatorialLibrary(QUINAZOLINE, lists)
+    library = ReactionLibrary(QUINAZOLINE, lists)
     assert library.size == 10**6
     drawn = library.random_tuples(200, np.random.default_rng(1))
     made = library.products(drawn)

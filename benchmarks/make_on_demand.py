@@ -1,7 +1,7 @@
 """Make-on-demand spaces: the pool rule around GP-BUCB against Walters' reagent Thompson sampling,
 side by side in one run, at the same total numbers of evaluations (warm-up included).
 
-Run: ``.venv/bin/python benchmarks/combinatorial.py --space subset --objective similarity
+Run: ``.venv/bin/python benchmarks/make_on_demand.py --space subset --objective similarity
 --evaluations 2000 --seeds 5 --walters-ts DIR --walters-python PY --walters-evaluations 6000``,
 where ``DIR`` is a checkout of GitHub ``PatWalters/TS`` and ``PY`` a Python with what it imports
 (RDKit, pandas, sqlitedict, useful_rdkit_utils); without them only this package's rule runs.
@@ -20,7 +20,7 @@ true top 100 is known: cached under the cache directory); ``quinazoline``, over 
 ``FPEvaluator`` (Morgan Tanimoto to his query molecule), and ``qed``, RDKit's drug-likeness, which
 a Tanimoto kernel does not make a near-copy of the kernel.
 
-Ours: 100 random products, then batches of 100 of ``CombinatorialPoolRule`` around this package's
+Ours: 100 random products, then batches of 100 of ``MakeOnDemandPoolRule`` around this package's
 library default (GP-BUCB, fixed batches, Tanimoto kernel on the campaigns' default fingerprint,
 the noise-free screen's regulariser, an exact GP up to ``--inducing`` evaluations and a Nystrom GP
 over that many after, as ``screen``'s). Printed per run: the share of the true top 100 found (on
@@ -47,26 +47,26 @@ from trieste.ask_tell_optimization import AskTellOptimizer  # noqa: E402
 from trieste.data import Dataset  # noqa: E402
 
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
-from trieste_scalable.acquisition.combinatorial_rule import CombinatorialPoolRule  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
 from trieste_scalable.campaigns.algorithms.library_models import screening_regulariser  # noqa: E402
 from trieste_scalable.campaigns.algorithms.registry import algorithm  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
-from trieste_scalable.models.featurised import FeaturisedModel  # noqa: E402
-from trieste_scalable.problems.combinatorial import (  # noqa: E402
-    AMIDE,
-    QUINAZOLINE,
-    REAGENTS,
-    CombinatorialLibrary,
-)
-from trieste_scalable.problems.combinatorial_space import CombinatorialSearchSpace  # noqa: E402
 from trieste_scalable.problems.molecules import (  # noqa: E402
     DEFAULT_FINGERPRINT,
     DEFAULT_RADIUS,
     DEFAULT_WIDTH,
     cache_dir,
 )
-from trieste_scalable.problems.reagents import read_reagents  # noqa: E402
+from trieste_scalable.spaces.featurised import FeatureRows, FeaturisedModel  # noqa: E402
+from trieste_scalable.spaces.pool_rule import MakeOnDemandPoolRule  # noqa: E402
+from trieste_scalable.spaces.reaction import (  # noqa: E402
+    AMIDE,
+    QUINAZOLINE,
+    REAGENTS,
+    ReactionLibrary,
+)
+from trieste_scalable.spaces.reagents import read_reagents  # noqa: E402
+from trieste_scalable.spaces.search_space import MakeOnDemandSpace  # noqa: E402
 
 SPACES = {
     "subset": (QUINAZOLINE, ("aminobenzoic_100", "primary_amines_100", "carboxylic_acids_100")),
@@ -84,8 +84,8 @@ def reagent_files(space: str) -> list[Path]:
     return [REAGENTS / f"{name}.smi.gz" for name in SPACES[space][1]]
 
 
-def library_of(space: str) -> CombinatorialLibrary:
-    return CombinatorialLibrary(SPACES[space][0], [read_reagents(p) for p in reagent_files(space)])
+def library_of(space: str) -> ReactionLibrary:
+    return ReactionLibrary(SPACES[space][0], [read_reagents(p) for p in reagent_files(space)])
 
 
 def objective_of(name: str, query: str) -> Callable[[list[str]], np.ndarray]:
@@ -140,7 +140,7 @@ def run_ours(
     """One run of ours; ``inducing`` is GP-BUCB's dictionary (exact up to that many evaluations,
     then a Nystrom GP over that many; 0: exact throughout)."""
     library = library_of(space_name)
-    space = CombinatorialSearchSpace(library, (DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH))
+    space = MakeOnDemandSpace(library, (DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH))
     score = objective_of(objective, QUERIES[SPACES[space_name][0]])
 
     def observe(points: tf.Tensor) -> Dataset:  # the tuples asked for make products
@@ -149,10 +149,10 @@ def run_ours(
 
     data = observe(space.sample(INITIAL, seed=seed))
     scale = float(np.var(data.observations.numpy())) or 1.0
-    model = FeaturisedModel(None, space.feature_rows, space.width)  # type: ignore[arg-type]
-    model.inner, rule = build(  # built from the rows the wrapper keeps: one copy, shared
+    rows = FeatureRows.of(space)
+    inner, rule = build(  # built from the rows the model keeps: one copy, shared
         "gp-bucb",
-        model.dataset_features(data),
+        rows.dataset(data),
         kernel=Tanimoto(variance=scale, binary_inputs=True),
         noise_variance=screening_regulariser("gp-bucb", scale),
         width=ConfidenceWidth("constant", beta=pool.get("beta", 2.0)),
@@ -164,7 +164,8 @@ def run_ours(
         seed=seed,
         dictionary_size=inducing or None,
     )
-    pool_rule = CombinatorialPoolRule(rule, seed=seed, **pool)
+    model = FeaturisedModel(inner, rows)
+    pool_rule = MakeOnDemandPoolRule(rule, seed=seed, **pool)
     ask_tell = AskTellOptimizer(space, data, model, pool_rule)
     seconds = []
     while int(ask_tell.dataset.query_points.shape[0]) < evaluations:
@@ -201,7 +202,7 @@ def run_walters(args: argparse.Namespace, seed: int) -> Optional[dict]:
     return result
 
 
-def flat_of(names: list[str], library: CombinatorialLibrary) -> np.ndarray:
+def flat_of(names: list[str], library: ReactionLibrary) -> np.ndarray:
     """Flat indices of products named by their reagents' names (``A_B_C``)."""
     lookup = [{name: i for i, name in enumerate(r.names)} for r in library.reagents]
     rows = [

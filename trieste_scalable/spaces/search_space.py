@@ -1,11 +1,10 @@
-"""A Trieste search space over a make-on-demand library (:mod:`.combinatorial`): its points are
+"""A Trieste search space over a make-on-demand library (:mod:`.reaction`): its points are
 tuples of reagent indices [C], as float64 rows (Trieste's points are real vectors), and a point's
 features are its product's fingerprint, made on demand with the campaign's fingerprint settings.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Optional
 
 import numpy as np
@@ -13,24 +12,27 @@ import tensorflow as tf
 from trieste.space import SearchSpace
 from trieste.types import TensorType
 
-from .combinatorial import CombinatorialLibrary
-from .molecules import fingerprint_width
+from ..problems.molecules import fingerprint_width
+from .lru import LRUCache
+from .reaction import ReactionLibrary
 
 FEATURE_CACHE = 200_000
 """Products whose fingerprints a space keeps (the last asked for; 150 MB at 6,144 bits)."""
 
 
-class CombinatorialSearchSpace(SearchSpace):
-    """The tuples of reagent indices of ``library``.
+class MakeOnDemandSpace(SearchSpace):
+    """The tuples of reagent indices of ``library``. Like Trieste's categorical spaces, it has no
+    numerical bounds: its points are indices, not coordinates.
 
     :param library: The reaction and its reagent lists.
     :param fingerprint: The products' fingerprint: kind, radius and size
         (:func:`~trieste_scalable.problems.molecules.fingerprints`).
+    :param cache_size: Products whose fingerprints are kept.
     """
 
     def __init__(
         self,
-        library: CombinatorialLibrary,
+        library: ReactionLibrary,
         fingerprint: tuple[str, int, int],
         *,
         cache_size: int = FEATURE_CACHE,
@@ -38,9 +40,8 @@ class CombinatorialSearchSpace(SearchSpace):
         self.library = library
         self.fingerprint = fingerprint
         self.width = fingerprint_width(fingerprint[0], fingerprint[2])
-        self._upper = tf.constant(np.array(library.counts, dtype=np.float64) - 1.0)
-        self._rows: OrderedDict[tuple[int, ...], np.ndarray] = OrderedDict()
-        self._cache_size = cache_size
+        self._counts = tf.constant(np.array(library.counts, dtype=np.float64))
+        self._rows: LRUCache[tuple[int, ...], np.ndarray] = LRUCache(cache_size)
 
     @property
     def options(self) -> tuple[np.ndarray, ...]:
@@ -57,23 +58,24 @@ class CombinatorialSearchSpace(SearchSpace):
         return tf.constant(len(self.library.counts))
 
     @property
+    def has_bounds(self) -> bool:
+        return False
+
+    @property
     def lower(self) -> TensorType:
-        """Zeros [C]: the first reagent of each component."""
-        return tf.zeros_like(self._upper)
+        raise AttributeError("a make-on-demand space has no numerical bounds")
 
     @property
     def upper(self) -> TensorType:
-        """The last reagent index of each component [C]."""
-        return self._upper
-
-    @property
-    def has_bounds(self) -> bool:
-        return True
+        raise AttributeError("a make-on-demand space has no numerical bounds")
 
     def sample(self, num_samples: int, seed: Optional[int] = None) -> TensorType:
-        """``num_samples`` distinct tuples whose products exist [num_samples, C] (fewer only in
-        a library with fewer), uniform over the usable reagents of each component; ``seed``
-        makes the draw repeatable (else NumPy's global generator seeds it)."""
+        """``num_samples`` distinct tuples whose products exist [num_samples, C], uniform over
+        the usable reagents of each component; ``seed`` makes the draw repeatable (else NumPy's
+        global generator seeds it).
+
+        :raise ValueError: If 100 rounds of draws found fewer (a space of few products).
+        """
         rng = np.random.default_rng(seed if seed is not None else np.random.randint(2**31))
         found: dict[tuple[int, ...], None] = {}
         for _ in range(100):  # each round draws what is missing, twice over
@@ -86,59 +88,53 @@ class CombinatorialSearchSpace(SearchSpace):
                     found[key] = None
                     if len(found) == num_samples:
                         break
+        if len(found) < num_samples:
+            raise ValueError(
+                f"asked for {num_samples} distinct products, found {len(found)}: few of the "
+                "space's reagent tuples make a product"
+            )
         points = np.array(list(found), dtype=np.float64).reshape(-1, len(self.library.counts))
         return tf.constant(points)
 
     def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:
         """The rows of ``points`` [N, C] whose products exist [K] and their packed fingerprints
-        [K, ceil(W / 8)] (:meth:`~.combinatorial.CombinatorialLibrary.fingerprints`; the last
-        ``cache_size`` tuples' rows are kept)."""
+        [K, ceil(W / 8)] (:meth:`~.reaction.ReactionLibrary.fingerprints`; the last
+        ``cache_size`` tuples' rows are kept): the space's one features API (unpacked:
+        :meth:`~.featurised.FeatureRows.of`)."""
         indices = np.rint(np.asarray(points)).astype(np.int64).reshape(-1, len(self.library.counts))
         keys = [tuple(row) for row in indices.tolist()]
+        fresh: dict[tuple[int, ...], np.ndarray] = {}
         missing = [i for i, key in enumerate(keys) if key not in self._rows]
         if missing:
             kept, packed = self.library.fingerprints(indices[missing], self.fingerprint)
-            for i, row in zip(np.asarray(missing)[kept], packed):
-                self._rows[keys[i]] = row
-        found = [i for i, key in enumerate(keys) if key in self._rows]
-        rows = [self._rows[keys[i]] for i in found]
-        for key in (keys[i] for i in found):
-            self._rows.move_to_end(key)
-        while len(self._rows) > self._cache_size:
-            self._rows.popitem(last=False)
-        bytes_a_row = -(-self.width // 8)
-        packed_rows = np.stack(rows) if rows else np.zeros((0, bytes_a_row), dtype=np.uint8)
-        return np.asarray(found, dtype=np.int64), packed_rows
-
-    def feature_rows(self, points: np.ndarray) -> np.ndarray:
-        """The fingerprints of ``points``' products [N, W] as 0/1 float64 (for
-        :class:`~trieste_scalable.models.featurised.FeaturisedModel`).
-
-        :raise ValueError: Naming the first point whose product does not exist.
-        """
-        kept, packed = self.features(points)
-        if len(kept) < len(points):
-            lost = sorted(set(range(len(points))) - set(kept.tolist()))[0]
-            raise ValueError(f"the reagent tuple {np.asarray(points)[lost]} makes no product")
-        return np.unpackbits(packed, axis=1)[:, : self.width].astype(np.float64)
+            fresh = {keys[i]: row for i, row in zip(np.asarray(missing)[kept], packed)}
+        rows = [fresh[key] if key in fresh else self._rows.get(key) for key in keys]
+        for key, row in fresh.items():
+            self._rows.put(key, row)
+        found = [(i, row) for i, row in enumerate(rows) if row is not None]
+        packed = np.zeros((len(found), -(-self.width // 8)), dtype=np.uint8)
+        for n, (_, row) in enumerate(found):
+            packed[n] = row
+        return np.array([i for i, _ in found], dtype=np.int64), packed
 
     def _contains(self, value: TensorType) -> TensorType:
         """Whether each row of ``value`` [..., C] is a tuple of reagent indices (whole numbers
-        within the counts). A tuple whose reaction fails is a point of the space that has no
+        below the counts). A tuple whose reaction fails is a point of the space that has no
         product: its evaluation fails."""
         whole = tf.equal(value, tf.round(value))
-        inside = tf.logical_and(value >= 0.0, value <= tf.cast(self._upper, value.dtype))
+        inside = tf.logical_and(value >= 0.0, value < tf.cast(self._counts, value.dtype))
         return tf.reduce_all(tf.logical_and(whole, inside), axis=-1)
 
-    def product(self, other: CombinatorialSearchSpace) -> CombinatorialSearchSpace:
-        """Not supported: a make-on-demand library is a search space of its own.
+    def product(self, other: MakeOnDemandSpace) -> MakeOnDemandSpace:
+        """Not supported (as Trieste's spaces that have no same-type product): a make-on-demand
+        space is a search space of its own.
 
         :raise TypeError: Always.
         """
-        raise TypeError("a combinatorial search space cannot be multiplied with another")
+        raise TypeError("a make-on-demand space cannot be multiplied with another")
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CombinatorialSearchSpace):
+        if not isinstance(other, MakeOnDemandSpace):
             return NotImplemented
         mine, theirs = self.library, other.library
         return (
@@ -152,4 +148,4 @@ class CombinatorialSearchSpace(SearchSpace):
 
     def __repr__(self) -> str:
         counts = " x ".join(str(n) for n in self.library.counts)
-        return f"CombinatorialSearchSpace({counts} = {self.library.size:.3g} products)"
+        return f"MakeOnDemandSpace({counts} = {self.library.size:.3g} products)"

@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from trieste_scalable.acquisition.coordinate_search import coordinate_search
+from trieste_scalable.spaces.coordinate_search import coordinate_search
 
 COUNTS = (7, 5, 6)
 

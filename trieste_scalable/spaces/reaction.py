@@ -6,32 +6,32 @@ reaction's reactant templates (the order of the reagent files). It is made as Wa
 Thompson sampling makes it (GitHub ``PatWalters/TS``): ``RunReactants`` on the tuple's reagents,
 the first product of the first match, sanitised; it is then written as canonical SMILES. A tuple
 whose reaction yields nothing, or a product RDKit cannot sanitise, *fails*: it is remembered
-(:attr:`CombinatorialLibrary.failed`) and never made again. Memory grows with the tuples asked
+(:attr:`ReactionLibrary.failed`) and never made again. Memory grows with the tuples asked
 about (a bounded cache of products, the failures), never with the library's size.
 
 Reagents that do not match their component's template can make no product: they are counted in
-the library's size (as Walters counts them) but :meth:`CombinatorialLibrary.random_tuples` never
+the library's size (as Walters counts them) but :meth:`ReactionLibrary.random_tuples` never
 draws them.
 """
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from ..errors import UsageError
-from .molecules import fingerprint_width, fingerprints
+from ..problems.molecules import fingerprint_width, fingerprints
+from .lru import LRUCache
 from .reagents import Reagents
 
 PRODUCT_CACHE = 200_000
 """Products kept in memory by default (canonical SMILES by tuple; about 30 MB)."""
 
 
-class CombinatorialLibrary:
+class ReactionLibrary:
     """A reaction and its reagent lists (module docstring).
 
     :param reaction: Reaction SMARTS with one reactant template per component.
@@ -70,8 +70,7 @@ class CombinatorialLibrary:
         )
         self.failed: set[tuple[int, ...]] = set()
         """Tuples whose reaction failed: never made, sampled or proposed again."""
-        self._products: OrderedDict[tuple[int, ...], str] = OrderedDict()
-        self._cache_size = cache_size
+        self._products: LRUCache[tuple[int, ...], str] = LRUCache(cache_size)
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -95,16 +94,13 @@ class CombinatorialLibrary:
         key = self._key(index)
         if key in self.failed:
             return None
-        if key in self._products:
-            self._products.move_to_end(key)
-            return self._products[key]
-        made = self._make(key)
+        made = self._products.get(key)
         if made is None:
-            self.failed.add(key)
-            return None
-        self._products[key] = made
-        if len(self._products) > self._cache_size:
-            self._products.popitem(last=False)
+            made = self._make(key)
+            if made is None:
+                self.failed.add(key)
+                return None
+            self._products.put(key, made)
         return made
 
     def products(self, indices: np.ndarray) -> list[Optional[str]]:
@@ -116,7 +112,8 @@ class CombinatorialLibrary:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rows of ``indices`` [N, C] whose products exist [K] and those products' packed
         fingerprints [K, ceil(W / 8)], ``settings`` being the fingerprint's kind, radius and size
-        (:func:`~.molecules.fingerprints`, of the product parsed from its canonical SMILES).
+        (:func:`~trieste_scalable.problems.molecules.fingerprints`, of the product parsed from its
+        canonical SMILES).
         Stereocentres are features (``chirality``): products are distinct by canonical SMILES,
         and Walters' reagent lists hold many stereoisomers, which would otherwise share a
         fingerprint and be one candidate to a model (on his 10^6 subset, the 100 best products

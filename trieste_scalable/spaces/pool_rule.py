@@ -12,10 +12,10 @@ What is exact and what is heuristic:
   library of those products (its own guarantees hold over the pool).
 - *Heuristic*: the pool itself. The searches restart from the best evaluated products and from
   random tuples and end at coordinate-wise minima of the bound
-  (:mod:`~trieste_scalable.acquisition.coordinate_search`), so a product that no search passes
+  (:mod:`~trieste_scalable.spaces.coordinate_search`), so a product that no search passes
   near is never in a pool, however good the model thinks it is.
 
-The model is a :class:`~trieste_scalable.models.featurised.FeaturisedModel` of the space's reagent
+The model is a :class:`~trieste_scalable.spaces.featurised.FeaturisedModel` of the space's reagent
 tuples: the inner rule sees the model of fingerprints it wraps, the pool's fingerprints as a
 :class:`~trieste_scalable.packed_space.PackedSearchSpace`, and the evaluated products' fingerprints.
 Its state is the wrapped rule's: the campaign sees (and saves) the pending and failed points as
@@ -37,18 +37,18 @@ from trieste.observer import OBJECTIVE
 from trieste.space import SearchSpace
 from trieste.types import Tag, TensorType
 
-from ..models.featurised import FeaturisedModel
+from ..acquisition.pending import PendingState, Points, proposed, rows_seen
+from ..acquisition.pick_stream import translated_picks
+from ..acquisition.wrapped_rule import WrapsRule
 from ..packed_space import PackedSearchSpace
 from .coordinate_search import coordinate_search
-from .pending import PendingState, Points, proposed, rows_seen
-from .pick_stream import translated_picks
-from .wrapped_rule import WrapsRule
+from .featurised import FeaturisedModel
 
 
 @runtime_checkable
 class ReagentTupleSpace(Protocol):
     """What the rule needs of a make-on-demand search space
-    (:class:`~trieste_scalable.problems.combinatorial_space.CombinatorialSearchSpace`)."""
+    (:class:`~trieste_scalable.spaces.search_space.MakeOnDemandSpace`)."""
 
     width: int
 
@@ -63,7 +63,7 @@ class ReagentTupleSpace(Protocol):
         """The rows of ``points`` whose products exist [K] and their packed fingerprints."""
 
 
-class CombinatorialPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
+class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
     """The batch ``rule`` picks from a pool of products built by coordinate searches (module
     docstring).
 
@@ -111,7 +111,7 @@ class CombinatorialPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabi
         """Reagent tuples [B, C] (inside the wrapped rule's ``State`` function if it keeps one).
 
         :raise TypeError: If the space is no reagent-tuple space or the model no
-            :class:`~trieste_scalable.models.featurised.FeaturisedModel`.
+            :class:`~trieste_scalable.spaces.featurised.FeaturisedModel`.
         """
         if not isinstance(search_space, ReagentTupleSpace):
             raise TypeError(f"{type(self).__name__} needs a reagent-tuple space: {search_space!r}")
@@ -121,7 +121,7 @@ class CombinatorialPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabi
         dataset = None if datasets is None else datasets.get(OBJECTIVE)
         tuples, bits = self._pool(search_space, model, dataset)
         pool = PackedSearchSpace(bits, search_space.width)
-        inner_data = None if dataset is None else {OBJECTIVE: model.dataset_features(dataset)}
+        inner_data = None if dataset is None else {OBJECTIVE: model.encode(dataset)}
         result = self._rule.acquire(pool, {OBJECTIVE: model.inner}, inner_data)
         if not callable(result):
             return self._tuples(result, tuples, bits)
@@ -198,7 +198,7 @@ class CombinatorialPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabi
         return tf.constant(tuples[[index[row.tobytes()] for row in picked]], dtype=tf.float64)
 
     def __repr__(self) -> str:
-        return f"CombinatorialPoolRule({self._rule!r}, pool_size={self._pool_size})"
+        return f"MakeOnDemandPoolRule({self._rule!r}, pool_size={self._pool_size})"
 
 
 def _as_features(state: Any, space: ReagentTupleSpace) -> Any:

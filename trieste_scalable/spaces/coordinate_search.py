@@ -1,5 +1,5 @@
 """Coordinate search over tuples of reagent indices: how a score is minimised over a make-on-demand
-library (:mod:`~trieste_scalable.problems.combinatorial`) without enumerating it.
+library (:mod:`~trieste_scalable.spaces.reaction`) without enumerating it.
 
 From each start, the components are visited in a random order; a *move* on component ``k`` scores
 every tuple that differs from the current one in component ``k`` only, over that component's

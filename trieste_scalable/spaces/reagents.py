@@ -1,5 +1,5 @@
 """Reagent files: the building blocks of one component of a make-on-demand reaction
-(:mod:`.combinatorial`).
+(:mod:`.reaction`).
 
 Two formats are read, optionally gzipped: Walters' ``.smi`` (``SMILES name`` a line, as in his
 reagent-level Thompson sampling, GitHub ``PatWalters/TS``), and a CSV with ``smiles`` and ``name``

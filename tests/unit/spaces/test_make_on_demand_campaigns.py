@@ -16,8 +16,8 @@ pytest.importorskip("rdkit")
 from trieste_scalable.campaigns.screen import screen  # noqa: E402
 from trieste_scalable.cli import main  # noqa: E402
 from trieste_scalable.errors import UsageError  # noqa: E402
-from trieste_scalable.problems.combinatorial import AMIDE, QUINAZOLINE, REAGENTS  # noqa: E402
-from trieste_scalable.problems.combinatorial_problem import combinatorial_problem  # noqa: E402
+from trieste_scalable.spaces.problem import make_on_demand_problem  # noqa: E402
+from trieste_scalable.spaces.reaction import AMIDE, QUINAZOLINE, REAGENTS  # noqa: E402
 
 AMINES, ACIDS = REAGENTS / "primary_amines_100.smi.gz", REAGENTS / "carboxylic_acids_100.smi.gz"
 FAST = dict(initial=8, budget=16, batch_size=8, quiet=True, objective="qed")
@@ -33,7 +33,7 @@ def test_a_screen_logs_each_product_with_its_reagents_and_resumes(tmp_path: Path
     done = screen(reaction=AMIDE, reagents=[AMINES, ACIDS], logdir=logdir, **FAST)
     rows = _rows(logdir)
     assert len(rows) == 24 and not any(row["error"] for row in rows)
-    problem = combinatorial_problem(AMIDE, [AMINES, ACIDS], ("morgan", 2, 64))
+    problem = make_on_demand_problem(AMIDE, [AMINES, ACIDS], ("morgan", 2, 64))
     amines, acids = problem.library.reagents
     for row in rows:
         tuple_ = problem.points[[int(row["index"])]][0].astype(int)
@@ -104,7 +104,7 @@ def test_the_command_exits_2_on_a_bad_reagent_file(
 
 
 def test_the_problem_names_tuples_by_flat_index_without_enumerating(tmp_path: Path) -> None:
-    problem = combinatorial_problem(
+    problem = make_on_demand_problem(
         QUINAZOLINE,
         [
             REAGENTS / f"{n}_ok.smi.gz"

@@ -20,55 +20,57 @@ from trieste.observer import OBJECTIVE
 
 pytest.importorskip("rdkit")
 
-from trieste_scalable.acquisition.combinatorial_rule import CombinatorialPoolRule  # noqa: E402
 from trieste_scalable.acquisition.pick_stream import streaming_picks  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
-from trieste_scalable.models.featurised import FeaturisedModel  # noqa: E402
-from trieste_scalable.problems.combinatorial import (  # noqa: E402
+from trieste_scalable.spaces.featurised import FeatureRows, FeaturisedModel  # noqa: E402
+from trieste_scalable.spaces.pool_rule import MakeOnDemandPoolRule  # noqa: E402
+from trieste_scalable.spaces.reaction import (  # noqa: E402
     AMIDE,
     REAGENTS,
-    CombinatorialLibrary,
+    ReactionLibrary,
 )
-from trieste_scalable.problems.combinatorial_space import CombinatorialSearchSpace  # noqa: E402
-from trieste_scalable.problems.reagents import read_reagents  # noqa: E402
+from trieste_scalable.spaces.reagents import read_reagents  # noqa: E402
+from trieste_scalable.spaces.search_space import MakeOnDemandSpace  # noqa: E402
 
 FINGERPRINT = ("morgan", 2, 1024)
 
 
 @pytest.fixture(scope="module")
-def space() -> CombinatorialSearchSpace:
+def space() -> MakeOnDemandSpace:
     lists = [
         read_reagents(REAGENTS / f"{n}_100.smi.gz") for n in ("primary_amines", "carboxylic_acids")
     ]
-    return CombinatorialSearchSpace(CombinatorialLibrary(AMIDE, lists), FINGERPRINT)
+    return MakeOnDemandSpace(ReactionLibrary(AMIDE, lists), FINGERPRINT)
 
 
-def _objective(space: CombinatorialSearchSpace, target: np.ndarray):  # type: ignore[no-untyped-def]
+def _objective(space: MakeOnDemandSpace, target: np.ndarray):  # type: ignore[no-untyped-def]
     """Minus the Tanimoto similarity of a product's fingerprint to the target product's."""
-    reference = space.feature_rows(target[None])[0]
+    featurise = FeatureRows.of(space)
+    reference = featurise(target[None]).numpy()[0]
 
     def minus_similarity(points: np.ndarray) -> np.ndarray:
-        rows = space.feature_rows(np.asarray(points))
+        rows = featurise(np.asarray(points)).numpy()
         shared = rows @ reference
         return -(shared / (rows.sum(1) + reference.sum() - shared))[:, None]
 
     return minus_similarity
 
 
-def _initial(space: CombinatorialSearchSpace, objective, num: int) -> Dataset:  # type: ignore[no-untyped-def]
+def _initial(space: MakeOnDemandSpace, objective, num: int) -> Dataset:  # type: ignore[no-untyped-def]
     points = space.sample(num, seed=11)
     return Dataset(points, tf.constant(objective(points.numpy())))
 
 
 def _gp_bucb(
-    space: CombinatorialSearchSpace, data: Dataset, batch_size: int, variance: float = 0.0
+    space: MakeOnDemandSpace, data: Dataset, batch_size: int, variance: float = 0.0
 ) -> tuple[FeaturisedModel, Any]:
     """This package's screening GP-BUCB (fixed batches, fixed Tanimoto kernel of ``variance``,
     by default the observations') on the space's tuples, and its rule for the fingerprints."""
+    rows = FeatureRows.of(space)
     inner_model, inner_rule = build(
         "gp-bucb",
-        FeaturisedModel(None, space.feature_rows, space.width).dataset_features(data),  # type: ignore[arg-type]
+        rows.dataset(data),
         kernel=Tanimoto(variance=variance or float(np.var(data.observations)), binary_inputs=True),
         noise_variance=1e-3,
         batch_size=batch_size,
@@ -79,17 +81,17 @@ def _gp_bucb(
         width="constant",
         seed=0,
     )
-    return FeaturisedModel(inner_model, space.feature_rows, space.width), inner_rule
+    return FeaturisedModel(inner_model, rows), inner_rule
 
 
 def test_the_pool_rule_finds_a_target_product_far_sooner_than_random(
-    space: CombinatorialSearchSpace,
+    space: MakeOnDemandSpace,
 ) -> None:
     target = np.array([37, 64])
     objective = _objective(space, target)
     data = _initial(space, objective, 20)
     model, inner_rule = _gp_bucb(space, data, 10)
-    rule = CombinatorialPoolRule(inner_rule, pool_size=512, num_starts=6, move_size=None)
+    rule = MakeOnDemandPoolRule(inner_rule, pool_size=512, num_starts=6, move_size=None)
     ask_tell = AskTellOptimizer(space, data, model, rule)
     for _ in range(8):
         batch = ask_tell.ask()
@@ -104,7 +106,7 @@ def test_the_pool_rule_finds_a_target_product_far_sooner_than_random(
 
 
 def test_trieste_expected_improvement_runs_on_the_space_through_the_featurised_model(
-    space: CombinatorialSearchSpace,
+    space: MakeOnDemandSpace,
 ) -> None:
     objective = _objective(space, np.array([3, 5]))
     data = _initial(space, objective, 12)
@@ -121,7 +123,7 @@ def test_trieste_expected_improvement_runs_on_the_space_through_the_featurised_m
 
 
 def test_pending_tuples_are_kept_as_tuples_and_streamed_picks_lead_the_batch(
-    space: CombinatorialSearchSpace,
+    space: MakeOnDemandSpace,
 ) -> None:
     """Asynchronous use: the state the campaign sees holds reagent tuples, the picks announced
     while a batch grows are its first rows in tuple coordinates, and a second batch asked
@@ -130,7 +132,7 @@ def test_pending_tuples_are_kept_as_tuples_and_streamed_picks_lead_the_batch(
     data = _initial(space, objective, 16)
     model, inner_rule = _gp_bucb(space, data, 6)
     model.update(data)
-    rule = CombinatorialPoolRule(inner_rule, pool_size=256, num_starts=4, move_size=None)
+    rule = MakeOnDemandPoolRule(inner_rule, pool_size=256, num_starts=4, move_size=None)
     streamed: list[np.ndarray] = []
     with streaming_picks(streamed.append):
         state, first = rule.acquire(space, {OBJECTIVE: model}, {OBJECTIVE: data})(None)
@@ -153,17 +155,17 @@ def test_a_product_two_tuples_make_counts_once(tmp_path: Path) -> None:
     (tmp_path / "amines.smi").write_text("CCN ethyl\nCCCN propyl\nNCc1ccccc1 benzyl\n")
     (tmp_path / "esters.smi").write_text("CC(=O)OC methyl_ac\nCC(=O)OCC ethyl_ac\nCCC(=O)OC pr\n")
     reaction = "[#6:1][NH2:2].[#6:4][C:3](=O)O[#6]>>[#6:1][NH:2][C:3]([#6:4])=O"
-    library = CombinatorialLibrary(
+    library = ReactionLibrary(
         reaction, [read_reagents(tmp_path / f) for f in ("amines.smi", "esters.smi")]
     )
-    space = CombinatorialSearchSpace(library, FINGERPRINT)
+    space = MakeOnDemandSpace(library, FINGERPRINT)
     assert library.product([0, 0]) == library.product([0, 1]) != library.product([0, 2])
     data = Dataset(
         tf.constant([[0.0, 0.0], [2.0, 2.0]], tf.float64), tf.constant([[-10.0], [0.0]], tf.float64)
     )
     model, inner_rule = _gp_bucb(space, data, 4, variance=1.0)
     model.update(data)
-    rule = CombinatorialPoolRule(inner_rule, pool_size=64, num_starts=4, move_size=None)
+    rule = MakeOnDemandPoolRule(inner_rule, pool_size=64, num_starts=4, move_size=None)
     _, batch = rule.acquire(space, {OBJECTIVE: model}, {OBJECTIVE: data})(None)
     made = [library.product(p) for p in batch.numpy().astype(int)]
     assert batch.shape == (4, 2) and len(set(made)) == 4

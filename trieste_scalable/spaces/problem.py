@@ -1,8 +1,9 @@
-"""A screening campaign over a make-on-demand library (:mod:`.combinatorial`) as the campaigns see
-a library (:class:`~.screening.ScreeningProblem`), without enumerating it: candidate ``i`` is the
-reagent tuple at flat index ``i`` (C order of the reagent counts; up to 2^63 products), its point
-is the tuple itself (:class:`TupleRows`), its label its product's canonical SMILES, made when it
-is asked for (:class:`ProductLabels`), and its name its reagents' names (``A_B_C``).
+"""A screening campaign over a make-on-demand space (:mod:`.reaction`) as the campaigns see their
+candidates (:class:`~trieste_scalable.problems.campaign_problem.MoleculeProblem`), without
+enumerating it: candidate ``i`` is the reagent tuple at flat index ``i`` (C order of the reagent
+counts; up to 2^63 products), its point is the tuple itself (:class:`TupleRows`), its label its
+product's canonical SMILES, made when it is asked for (:class:`ProductLabels`), and its name its
+reagents' names (``A_B_C``).
 
 Nothing here grows with the library's size: the problem holds the reagents, the space's bounded
 caches, and no value of any product (the objective is an oracle, evaluated where asked).
@@ -12,18 +13,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from ..errors import UsageError
-from .combinatorial import CombinatorialLibrary
-from .combinatorial_space import CombinatorialSearchSpace
+from .reaction import ReactionLibrary
 from .reagents import read_reagents
-from .screening import ScreeningProblem
+from .search_space import MakeOnDemandSpace
 
 
 class TupleRows:
@@ -61,7 +60,7 @@ class ProductLabels(Sequence[str]):
     :raise LookupError: On reading a candidate whose reaction fails (it has no product).
     """
 
-    def __init__(self, library: CombinatorialLibrary, rows: TupleRows):
+    def __init__(self, library: ReactionLibrary, rows: TupleRows):
         self.library, self.rows = library, rows
 
     def __len__(self) -> int:
@@ -86,46 +85,51 @@ class ProductLabels(Sequence[str]):
 
 
 @dataclass(frozen=True)
-class CombinatorialProblem(ScreeningProblem):
-    """Screening a make-on-demand library (module docstring); the objective is always an oracle,
-    so ``values`` is empty and :attr:`values_known` false.
+class MakeOnDemandProblem:
+    """Screening a make-on-demand space (module docstring): a
+    :class:`~trieste_scalable.problems.campaign_problem.MoleculeProblem` whose objective is
+    always an oracle, so ``values`` is empty and :attr:`values_known` false.
 
-    :ivar space: The library's search space (the fingerprint of the campaign).
+    :ivar name: What is screened, for reports.
+    :ivar points: The reagent tuples by flat index.
+    :ivar labels: Their products' canonical SMILES, made when read.
+    :ivar space: The space's Trieste search space (the fingerprint of the campaign).
+    :ivar higher_is_better: The user's direction.
     """
 
-    space: CombinatorialSearchSpace = field(default=None, repr=False)  # type: ignore[assignment]
+    name: str
+    points: TupleRows
+    labels: ProductLabels
+    space: MakeOnDemandSpace = field(repr=False)
+    higher_is_better: bool = True
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    values_known: bool = False
+    takes_extra_molecules: bool = False
+    """Its model sees reagent tuples: a molecule it did not propose cannot be told to it."""
 
-    def __post_init__(self) -> None:
-        assert isinstance(self.points, TupleRows)
-
-    @cached_property
-    def search_space(self) -> CombinatorialSearchSpace:  # type: ignore[override]
+    @property
+    def search_space(self) -> MakeOnDemandSpace:
         return self.space
 
     @property
-    def library(self) -> CombinatorialLibrary:
+    def library(self) -> ReactionLibrary:
         return self.space.library
 
-    def indices(self, query_points: tf.Tensor | np.ndarray) -> np.ndarray:
-        assert isinstance(self.points, TupleRows)
-        return self.points.indices(np.asarray(query_points))
-
     @property
-    def values_known(self) -> bool:
-        return False
+    def num_molecules(self) -> int:
+        return self.library.size
 
-    def objective(self, seed: int) -> Callable[[int], float]:
-        """Not available: a make-on-demand library's scores come from an oracle.
-
-        :raise UsageError: Always.
-        """
-        raise UsageError("a make-on-demand library is scored by an oracle, not known up front")
+    def indices(self, query_points: tf.Tensor | np.ndarray) -> np.ndarray:
+        return self.points.indices(np.asarray(query_points))
 
     def initial_ids(self, rng: np.random.Generator, num: int) -> np.ndarray:
         """``num`` distinct candidates whose products exist, drawn uniformly among the usable
-        reagents of each component (:meth:`CombinatorialSearchSpace.sample`)."""
+        reagents of each component (:meth:`MakeOnDemandSpace.sample`)."""
         points = self.space.sample(num, seed=int(rng.integers(2**31)))
         return self.indices(points)
+
+    def user_value(self, value: float) -> float:
+        return -float(value) if self.higher_is_better else float(value)
 
     def content_hash(self, legacy: bool = False) -> str:
         """SHA-256 of the reaction and the reagents' SMILES and names, in order."""
@@ -140,32 +144,31 @@ class CombinatorialProblem(ScreeningProblem):
         return ["smiles", "name", *reagent_columns(self.library)]
 
     def identity(self, index: int) -> list[str]:
-        assert isinstance(self.labels, ProductLabels)
         parts = self.labels.reagent_names(index)
         return [self.labels[index], "_".join(parts), *parts]
 
     def identity_matches(self, index: np.ndarray, logged: list[list[str]]) -> np.ndarray:
         """Whether each logged row names the candidate's reagents (the products are not made
         again to check them)."""
-        assert isinstance(self.labels, ProductLabels)
         return np.array(
             [row[1:2] == [self.labels.name(int(i))] for i, row in zip(index, logged)], dtype=bool
         )
 
     def label_index(self, smiles: set[str]) -> dict[str, int]:
-        """None: finding a product by its SMILES would enumerate the library (a batch file's
-        molecules that a campaign's records lost stay lost; ``in_flight.json`` names them)."""
+        """None found: finding a product by its SMILES would enumerate the space (a batch
+        file's molecules that a campaign's records lost stay lost; ``in_flight.json`` names
+        them)."""
         return {}
 
     def candidate_name(self, index: int) -> str:
-        assert isinstance(self.labels, ProductLabels)
         return self.labels.name(index)
 
     def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
+        """None: no product's value is known up front."""
         return {}
 
 
-def reagent_columns(library: CombinatorialLibrary) -> list[str]:
+def reagent_columns(library: ReactionLibrary) -> list[str]:
     """One ``evaluations.csv`` column a component, named after its reagent file (``reagent_``
     and the file's stem)."""
     stems = [Path(r.path).name.split(".")[0] for r in library.reagents]
@@ -174,13 +177,13 @@ def reagent_columns(library: CombinatorialLibrary) -> list[str]:
     return [f"reagent_{stem}" for stem in stems]
 
 
-def combinatorial_problem(
+def make_on_demand_problem(
     reaction: str,
     reagent_files: Sequence[str | Path],
     fingerprint: tuple[str, int, int],
     *,
     higher_is_better: bool = True,
-) -> CombinatorialProblem:
+) -> MakeOnDemandProblem:
     """The problem of a reaction SMARTS and its reagent files, one a reactant template.
 
     :raise UsageError: On a SMARTS that does not parse, a reagent file count other than the
@@ -189,19 +192,15 @@ def combinatorial_problem(
     """
     if not reagent_files:
         raise UsageError("a reaction needs its reagent files, one a reactant template")
-    library = CombinatorialLibrary(reaction, [read_reagents(path) for path in reagent_files])
+    library = ReactionLibrary(reaction, [read_reagents(path) for path in reagent_files])
     rows = TupleRows(library.counts)
     if len(rows) >= 2**63:
         raise UsageError(f"{len(rows):.3g} products: more than a 64-bit index can name")
     counts = " x ".join(str(n) for n in library.counts)
-    return CombinatorialProblem(
+    return MakeOnDemandProblem(
         name=f"an oracle on {counts} = {library.size:.3g} products",
-        points=rows,  # type: ignore[arg-type]
-        values=np.zeros(0),
-        noise_std=0.0,
-        labels=ProductLabels(library, rows),  # type: ignore[arg-type]
-        num_molecules=library.size,
+        points=rows,
+        labels=ProductLabels(library, rows),
+        space=MakeOnDemandSpace(library, fingerprint),
         higher_is_better=higher_is_better,
-        source=f"the reaction {reaction}",
-        space=CombinatorialSearchSpace(library, fingerprint),
     )

@@ -1,0 +1,100 @@
+"""The one place where a library specification becomes what a campaign searches: an enumerated
+library (:func:`~trieste_scalable.problems.screening.screening_problem`) or a make-on-demand space
+(:mod:`trieste_scalable.spaces`), with the (model, rule) built over it and what its memory
+forecast counts. ``screen`` and ``propose`` take all three from here, so neither branches on
+the kind of space."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from trieste.data import Dataset
+
+from ..problems.campaign_problem import MoleculeProblem
+from .algorithms.library_models import library_models
+from .engine.runner import Build
+from .spec.library import LibrarySpec
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What a campaign searches.
+
+    :ivar problem: The candidates (scores known up front only for a score table or a built-in
+        property of an enumerated library).
+    :ivar models: Maps the data so far and the evaluations left to the (model, rule).
+    :ivar forecast_size: The candidates the memory forecast counts (a make-on-demand space's
+        bounded caches, at any size of the space).
+    :ivar description: The candidates as the campaign's first line names them.
+    """
+
+    problem: MoleculeProblem
+    models: Build
+    forecast_size: int
+    description: str
+
+
+def candidates(
+    spec: LibrarySpec,
+    *,
+    scores: Optional[str] = None,
+    noise: float = 0.0,
+    remote: Optional[Any] = None,
+    progress: bool = False,
+) -> Candidates:
+    """The candidates of ``spec`` (resolved) and its (model, rule) over them.
+
+    :param scores: An objective known up front for an enumerated library (a built-in property
+        or a score table); ``None``: an oracle's, known only where evaluated.
+    :param noise: The observations' noise standard deviation (``screen --noise``).
+    :param remote: Scores a library store's shards elsewhere (``screen --scoring-actors``).
+    :param progress: Show featurising's progress.
+    """
+    higher = spec.higher_is_better
+    if spec.reaction and spec.reagents:
+        return _make_on_demand(spec, higher)
+    from ..problems.screening import screening_problem
+
+    _log.info(f"featurising {spec.library} (cached after the first run)...")
+    problem = screening_problem(
+        spec.library,
+        scores,
+        *spec.fingerprint_settings,
+        noise_std=noise,
+        skip_invalid=spec.skip_invalid,
+        progress=progress,
+        higher_is_better=higher,
+    )
+    size = len(problem.points)
+    description = f"{size} unique fingerprints ({problem.num_molecules} molecules)"
+    return Candidates(problem, library_models(spec, noise, remote), size, description)
+
+
+def _make_on_demand(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
+    """A reaction and its reagent files: the model of the products' fingerprints, seen through
+    a :class:`~trieste_scalable.spaces.featurised.FeaturisedModel`, the rule picking from the
+    pools of a :class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`."""
+    from ..spaces.featurised import FeatureRows, FeaturisedModel
+    from ..spaces.pool_rule import MakeOnDemandPoolRule
+    from ..spaces.problem import make_on_demand_problem
+    from ..spaces.search_space import FEATURE_CACHE
+
+    assert spec.reaction and spec.reagents
+    problem = make_on_demand_problem(
+        spec.reaction, spec.reagents, spec.fingerprint_settings, higher_is_better=higher_is_better
+    )
+    fingerprints = library_models(spec)
+
+    def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
+        # the inner model is built from the rows the wrapper keeps: one copy, shared
+        rows = FeatureRows.of(problem.space)
+        inner, rule = fingerprints(rows.dataset(data), remaining)
+        return FeaturisedModel(inner, rows), MakeOnDemandPoolRule(rule, seed=spec.seed)
+
+    counts = " x ".join(str(n) for n in problem.library.counts)
+    description = f"a make-on-demand space of {counts} = {problem.library.size:.3g} products"
+    return Candidates(problem, models, FEATURE_CACHE, description)
