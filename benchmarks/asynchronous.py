@@ -68,8 +68,8 @@ from trieste.models.gpflow import GaussianProcessRegression, build_gpr  # noqa: 
 
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
-from trieste_scalable.campaigns.algorithms.library_models import screening_regulariser  # noqa: E402
 from trieste_scalable.campaigns.algorithms.registry import LIBRARY_DEFAULT, algorithm  # noqa: E402
+from trieste_scalable.campaigns.candidates.library_models import screening_regulariser  # noqa: E402
 from trieste_scalable.campaigns.engine.loop import run_asynchronous  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402

@@ -35,7 +35,7 @@ from trieste.data import Dataset  # noqa: E402
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
 from trieste_scalable.campaigns.engine.loop import CampaignResult  # noqa: E402
-from trieste_scalable.campaigns.engine.runner import run_campaign  # noqa: E402
+from trieste_scalable.campaigns.run.runner import run_campaign  # noqa: E402
 from trieste_scalable.problems import DiscreteProblem, rkhs_problem  # noqa: E402
 
 OUT = Path(__file__).parent / "out"

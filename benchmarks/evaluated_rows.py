@@ -14,7 +14,7 @@ HTS protocol at 10⁶ molecules evaluates 24,000). Printed:
   ``np.unique(..., axis=0)`` with the same outputs (the grouping ``aggregate`` used before), and
   their ratios;
 - the update: the campaign's default model (``screen``'s GP-BUCB over a dictionary of 1,000,
-  built by :func:`~trieste_scalable.campaigns.algorithms.library_models.library_models`)
+  built by :func:`~trieste_scalable.campaigns.candidates.library_models.library_models`)
   conditioned on 1,000 rows, then told a quarter, half and all of the rows, each update's
   seconds and its peak memory above what was held before it, in copies of the rows it was told
   (the first update also makes the process's first allocations of those sizes).
@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from trieste.data import Dataset  # noqa: E402
 
-from trieste_scalable.campaigns.algorithms.library_models import library_models  # noqa: E402
+from trieste_scalable.campaigns.candidates.library_models import library_models  # noqa: E402
 from trieste_scalable.campaigns.spec.defaults import resolved  # noqa: E402
 from trieste_scalable.campaigns.spec.library import ScreenSpec  # noqa: E402
 from trieste_scalable.models.data import aggregate  # noqa: E402

@@ -30,7 +30,7 @@ import tensorflow as tf  # noqa: E402
 from trieste.data import Dataset  # noqa: E402
 
 from trieste_scalable.acquisition import BKB  # noqa: E402
-from trieste_scalable.campaigns.engine.runner import run_campaign  # noqa: E402
+from trieste_scalable.campaigns.run.runner import run_campaign  # noqa: E402
 from trieste_scalable.models import NystromGPR, build_nystrom_gpr  # noqa: E402
 from trieste_scalable.problems import DiscreteProblem, rkhs_problem  # noqa: E402
 

@@ -54,7 +54,7 @@ from trieste_scalable.acquisition import (  # noqa: E402
     ExplorationShare,
     MiniGPUCB,
 )
-from trieste_scalable.campaigns.engine.runner import run_campaign  # noqa: E402
+from trieste_scalable.campaigns.run.runner import run_campaign  # noqa: E402
 from trieste_scalable.models import (  # noqa: E402
     ExactDictionary,
     NystromGPR,

@@ -6,7 +6,7 @@ side by side in one invocation: whole-campaign seconds (the library made and sco
 counted), seconds of each batch, peak RSS, and the share of the library's top 1,000 found.
 
 Each rule is built exactly as a ``screen`` campaign builds it
-(:func:`~trieste_scalable.campaigns.algorithms.library_models.library_models` of the resolved
+(:func:`~trieste_scalable.campaigns.candidates.library_models.library_models` of the resolved
 specification), over the library in memory (a store's rows are the same packed rows, mapped).
 
     python benchmarks/hts_scale.py                      # 10^6 rows, default and ts
@@ -76,7 +76,7 @@ def one(path: str, rule: str, batch: int, batches: int, seed: int, objective: st
     from trieste.ask_tell_optimization import AskTellOptimizer
     from trieste.data import Dataset
 
-    from trieste_scalable.campaigns.algorithms.library_models import library_models
+    from trieste_scalable.campaigns.candidates.library_models import library_models
     from trieste_scalable.campaigns.spec.defaults import resolved
     from trieste_scalable.campaigns.spec.library import ScreenSpec
 

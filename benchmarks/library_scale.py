@@ -93,7 +93,7 @@ from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste_scalable.acquisition import ConfidenceWidth
 from trieste_scalable.campaigns.algorithms.builders import build
 from trieste_scalable.kernels import Tanimoto
-from trieste_scalable.campaigns.algorithms.library_models import screening_regulariser
+from trieste_scalable.campaigns.candidates.library_models import screening_regulariser
 from trieste_scalable.problems.screening import screening_problem
 library, algorithm = sys.argv[1], sys.argv[2]
 batches, batch_size = int(sys.argv[3]), int(sys.argv[4])

@@ -48,8 +48,8 @@ from trieste.data import Dataset  # noqa: E402
 
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
-from trieste_scalable.campaigns.algorithms.library_models import screening_regulariser  # noqa: E402
 from trieste_scalable.campaigns.algorithms.registry import algorithm  # noqa: E402
+from trieste_scalable.campaigns.candidates.library_models import screening_regulariser  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.problems.molecules import (  # noqa: E402
     DEFAULT_FINGERPRINT,

@@ -34,7 +34,7 @@ from trieste.acquisition.rule import EfficientGlobalOptimization  # noqa: E402
 from trieste.data import Dataset  # noqa: E402
 
 from trieste_scalable.acquisition import BBKB, ConfidenceWidth, MiniGPEI, MiniGPUCB  # noqa: E402
-from trieste_scalable.campaigns.engine.runner import run_campaign  # noqa: E402
+from trieste_scalable.campaigns.run.runner import run_campaign  # noqa: E402
 from trieste_scalable.models import NystromGPR, ReplicatedGPR, RidgeLeverageSampler  # noqa: E402
 from trieste_scalable.problems import DiscreteProblem, grid_problem  # noqa: E402
 

@@ -27,7 +27,7 @@ from trieste.acquisition.rule import DiscreteThompsonSampling, EfficientGlobalOp
 from trieste.models.gpflow import GaussianProcessRegression, build_gpr
 
 from trieste_scalable.acquisition import BBKB, GPBUCB, ExplorationShare, MiniGPUCB
-from trieste_scalable.campaigns.engine.runner import run_campaign
+from trieste_scalable.campaigns.run.runner import run_campaign
 from trieste_scalable.models import ExactDictionary, build_nystrom_gpr, build_replicated_gpr
 from trieste_scalable.problems import DiscreteProblem, grid_problem, rkhs_problem
 

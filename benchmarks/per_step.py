@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from fitting import problems, runs  # noqa: E402
 
-from trieste_scalable.campaigns.engine.runner import run_campaign  # noqa: E402
+from trieste_scalable.campaigns.run.runner import run_campaign  # noqa: E402
 
 
 def main() -> None:

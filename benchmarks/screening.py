@@ -21,8 +21,8 @@ import numpy as np  # noqa: E402
 
 from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
-from trieste_scalable.campaigns.algorithms.library_models import screening_regulariser  # noqa: E402
-from trieste_scalable.campaigns.engine.runner import run_campaign  # noqa: E402
+from trieste_scalable.campaigns.candidates.library_models import screening_regulariser  # noqa: E402
+from trieste_scalable.campaigns.run.runner import run_campaign  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
 

@@ -7,7 +7,7 @@ Run: ``.venv/bin/python benchmarks/sharded_scale.py [--sizes 1000000] [--actors 
 Writes stores under ``benchmarks/out/stores`` and ``benchmarks/results/sharded_histograms.png``.
 With ``--in-memory [--distinct 1000000] [--base-bits moses_bits.npy]``, only part D runs.
 
-A. The synthetic library (:mod:`trieste_scalable.problems.synthetic_library`) against the
+A. The synthetic library (``benchmarks/synthetic_library.py``) against the
    shipped 100,000 MOSES molecules it perturbs: on-bits per molecule and Tanimoto similarity of
    20,000 random pairs (quantiles printed, both histograms plotted).
 B. ``trieste-scalable featurise`` of ``--featurise`` real SMILES (worker processes on this
@@ -43,6 +43,7 @@ import sys
 import time
 from pathlib import Path
 
+HERE = str(Path(__file__).parent)  # synthetic_library.py, for the child processes
 OUT = Path(__file__).parent / "out"
 RESULTS = Path(__file__).parent / "results"
 
@@ -58,7 +59,7 @@ from trieste_scalable.numerics.bits import PackedRows, shared_tensor
 from trieste_scalable.problems.labels import Labels
 from trieste_scalable.problems.screening import ScreeningProblem
 from trieste_scalable.problems.store import LibraryStore
-from trieste_scalable.problems.synthetic_library import TanimotoOracle
+from synthetic_library import TanimotoOracle
 
 path, actors, batch, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 at_picks, keep = sys.argv[5] == "at-picks", sys.argv[6] == "keep"
@@ -128,9 +129,9 @@ print(json.dumps(dict(load=loaded, seconds=seconds, splits=splits,
 
 def histograms(out: Path) -> None:
     import numpy as np
+    from synthetic_library import perturbed_rows
 
     from trieste_scalable.problems.screening import screening_problem
-    from trieste_scalable.problems.synthetic_library import perturbed_rows
 
     real = np.asarray(screening_problem("moses-100k", None, "bits", 2, 1024).points.bits)
     frequency = np.unpackbits(real, axis=1, count=1024).mean(axis=0)
@@ -234,14 +235,14 @@ def synthetic_store(size: int, oracle_values: bool) -> Path:
     """The synthetic store of ``size`` rows, built once, with the oracle's value of every row
     (``oracle.npy``) where ``oracle_values``."""
     import numpy as np
+    from synthetic_library import (
+        TanimotoOracle,
+        synthetic_chunk_map,
+    )
 
     from trieste_scalable.problems.screening import screening_problem
     from trieste_scalable.problems.store import LibraryStore, StoreError
     from trieste_scalable.problems.store_build import build_store
-    from trieste_scalable.problems.synthetic_library import (
-        TanimotoOracle,
-        synthetic_chunk_map,
-    )
 
     path = OUT / "stores" / f"synthetic_{size}"
     if (path / "oracle.npy").is_file() or not oracle_values:
@@ -275,7 +276,7 @@ def synthetic_store(size: int, oracle_values: bool) -> Path:
 
 
 def _perturbed(args: tuple) -> object:
-    from trieste_scalable.problems.synthetic_library import perturbed_rows
+    from synthetic_library import perturbed_rows
 
     base, rows, frequency = args
     return perturbed_rows(base, rows, frequency, flips=2)
@@ -304,7 +305,7 @@ def memory_library(size: int, distinct: int, base_bits: str | None) -> Path:
     with multiprocessing.get_context("spawn").Pool(os.cpu_count()) as pool:
         rows = np.concatenate(pool.map(_perturbed, [(base, b, frequency) for b in blocks]))
     made = time.perf_counter() - start
-    from trieste_scalable.problems.synthetic_library import TanimotoOracle
+    from synthetic_library import TanimotoOracle
 
     values = TanimotoOracle(1024, seed=0)(rows, chunk_size=65536)
     repeats = -(-size // len(rows))
@@ -367,7 +368,7 @@ def main() -> None:
                        str(args.batch_size), str(args.batches),
                        "at-picks" if args.oracle_at_picks else "all",
                        "keep" if args.keep_signs else "fresh"]  # fmt: skip
-            env = dict(os.environ, TRIESTE_SCALABLE_BINARY_PRODUCTS=products)
+            env = dict(os.environ, TRIESTE_SCALABLE_BINARY_PRODUCTS=products, PYTHONPATH=HERE)
             done = subprocess.run(command, capture_output=True, text=True, env=env)
             if done.returncode:
                 print(done.stderr[-3000:])

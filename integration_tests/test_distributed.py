@@ -20,9 +20,9 @@ ray = pytest.importorskip("ray")
 from tests.util import se_kernel  # noqa: E402
 from trieste_scalable.acquisition import BBKB, BatchThompsonSampling, ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
-from trieste_scalable.campaigns.engine.evaluators import Evaluation  # noqa: E402
 from trieste_scalable.campaigns.engine.loop import EngineCallbacks, run_asynchronous  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator, WithLatency  # noqa: E402
+from trieste_scalable.evaluation.evaluators import Evaluation  # noqa: E402
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR  # noqa: E402
 
 from .objectives import bowl, flaky  # noqa: E402

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("dockstring")
 
-from trieste_scalable.problems.oracles import DockingOracle, oracle_for  # noqa: E402
+from trieste_scalable.evaluation.oracles import DockingOracle, oracle_for  # noqa: E402
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from trieste_scalable.acquisition import ExplorationShare, MiniGPUCB
-from trieste_scalable.campaigns.engine.runner import run_campaign
+from trieste_scalable.campaigns.run.runner import run_campaign
 from trieste_scalable.models import build_replicated_gpr
 from trieste_scalable.problems import DiscreteProblem, grid_problem
 

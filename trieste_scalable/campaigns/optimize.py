@@ -21,7 +21,7 @@ def run_optimize(spec: OptimizeSpec) -> CampaignResult:
     """
     from ..problems import get_problem
     from .algorithms.builders import build
-    from .directory.session import run_session
+    from .run.session import run_session
 
     problem = get_problem(spec.problem, spec.num_candidates, seed=spec.seed)
     spec.check_counts(len(problem.points))

@@ -31,7 +31,7 @@ from ..errors import CampaignError
 from ..problems.campaign_problem import MoleculeProblem
 from ..problems.molecules import for_library, library_label
 from ..problems.top_k import TopKFound, top_k_found
-from .algorithms.memory_estimate import check_memory
+from .candidates.memory_estimate import check_memory
 from .engine.loop import CampaignResult
 from .spec.defaults import resolved
 from .spec.library import ScreenSpec
@@ -80,9 +80,9 @@ def run_screen(spec: ScreenSpec) -> ScreenResult:
 
 
 def _run_screen(spec: ScreenSpec) -> ScreenResult:
-    from .candidates import candidates
+    from .candidates.factory import candidates
     from .directory.records import EvaluationLog
-    from .directory.session import run_session
+    from .run.session import run_session
 
     try:
         import rdkit  # noqa: F401
@@ -138,7 +138,7 @@ def _oracle(spec: ScreenSpec, problem: Optional[MoleculeProblem]) -> Optional[An
     this process (the problem's values, with their noise); else an oracle, run on Ray workers
     with ``--workers`` and in this process without (checked before the library is featurised;
     a score table's after, from the ``problem`` it is matched to)."""
-    from ..problems.oracles import Oriented, TableOracle, oracle_for
+    from ..evaluation.oracles import Oriented, TableOracle, oracle_for
     from ..problems.score_table import is_score_table
 
     if spec.workers is not None:

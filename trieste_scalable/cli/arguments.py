@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, get_origin, get_type_hints
 
 from .. import __version__
-from ..campaigns.directory.run_record import SPECIFICATIONS, read_record
 from ..campaigns.spec.campaign import CampaignSpec
 from ..campaigns.spec.fields import base_type, flags_of
+from ..campaigns.spec.record import SPECIFICATIONS, read_record
 from ..problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH, FINGERPRINTS
 
 DEBUG = "TRIESTE_SCALABLE_DEBUG"

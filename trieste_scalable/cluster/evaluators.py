@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..campaigns.engine.evaluators import (
+from ..evaluation.evaluators import (
     Evaluation,
     Objective,
     driver_times,
@@ -51,16 +51,16 @@ def _interrupt_on_sigterm() -> None:
 
 class RayEvaluator:
     """Evaluates points on Ray workers, returning them as they finish (an
-    :class:`~trieste_scalable.campaigns.engine.evaluators.Evaluator`).
+    :class:`~trieste_scalable.evaluation.evaluators.Evaluator`).
 
-    :param objective: See :data:`~trieste_scalable.campaigns.engine.evaluators.Objective`.
+    :param objective: See :data:`~trieste_scalable.evaluation.evaluators.Objective`.
     :param num_workers: Evaluations the caller keeps in flight; a local cluster is started with
         ``num_workers * num_cpus`` logical CPUs (workers that mostly wait, e.g. on a simulator
         or a remote service, need not have a core each).
     :param num_cpus: CPUs each evaluation reserves.
     :param timeout: Seconds an evaluation may run, counted on its worker from its start (time
         queued for a worker never counts), after which it fails (none by default; see
-        :func:`~trieste_scalable.campaigns.engine.evaluators.time_limit` and
+        :func:`~trieste_scalable.evaluation.evaluators.time_limit` and
         :data:`BACKSTOP_SECONDS`).
     :param max_retries: Times a task whose worker died is retried before it fails (an objective
         that raises is not retried: its error is the result).

@@ -1,4 +1,4 @@
-"""Acquisition over a make-on-demand library without enumerating it: each step builds a pool of
+"""Acquisition over a make-on-demand space without enumerating it: each step builds a pool of
 candidate products by coordinate searches of the model's lower confidence bound, and a rule for
 discrete spaces (GP-BUCB, BBKB, batch Thompson sampling, or any of Trieste's) picks the batch
 from that pool.

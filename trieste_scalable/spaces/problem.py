@@ -68,7 +68,7 @@ class ProductLabels(Sequence[str]):
 
     def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
         if isinstance(index, slice):
-            raise TypeError("a make-on-demand library's labels are read one at a time")
+            raise TypeError("a make-on-demand space's labels are read one at a time")
         made = self.library.product(self.rows[[int(index)]][0])
         if made is None:
             raise LookupError(f"the reaction fails for {self.name(int(index))}: no product")

@@ -1,4 +1,4 @@
-"""A make-on-demand library: a reaction SMARTS and one reagent list per component, whose products
+"""A make-on-demand space: a reaction SMARTS and one reagent list per component, whose products
 (up to 10^10 and more) are made with RDKit when asked for, never enumerated.
 
 A product is named by a tuple of reagent indices, one per component, in the order of the

@@ -1,4 +1,4 @@
-"""A Trieste search space over a make-on-demand library (:mod:`.reaction`): its points are
+"""A Trieste search space over a make-on-demand space (:mod:`.reaction`): its points are
 tuples of reagent indices [C], as float64 rows (Trieste's points are real vectors), and a point's
 features are its product's fingerprint, made on demand with the campaign's fingerprint settings.
 """

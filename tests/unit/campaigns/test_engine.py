@@ -15,8 +15,8 @@ from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
 from trieste_scalable.acquisition.random_search import RandomRule, RandomState
-from trieste_scalable.campaigns.engine.evaluators import Evaluation, InProcessEvaluator
 from trieste_scalable.campaigns.engine.loop import EngineCallbacks, run_asynchronous
+from trieste_scalable.evaluation.evaluators import Evaluation, InProcessEvaluator
 from trieste_scalable.models.no_model import NoModel
 
 POINTS = np.arange(40, dtype=np.float64).reshape(20, 2) / 40.0

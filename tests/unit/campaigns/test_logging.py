@@ -11,7 +11,7 @@ from trieste.bayesian_optimizer import BayesianOptimizer
 
 from trieste_scalable.acquisition import BBKB, ConfidenceWidth, MiniGPUCB
 from trieste_scalable.acquisition.random_search import RandomRule
-from trieste_scalable.campaigns.engine.runner import run_campaign
+from trieste_scalable.campaigns.run.runner import run_campaign
 from trieste_scalable.models import NystromGPR, ReplicatedGPR
 from trieste_scalable.problems import DiscreteProblem, get_problem
 

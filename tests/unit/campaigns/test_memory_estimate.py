@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from trieste_scalable.campaigns.algorithms import memory_estimate
-from trieste_scalable.campaigns.algorithms.memory_estimate import (
+from trieste_scalable.campaigns.candidates import memory_estimate
+from trieste_scalable.campaigns.candidates.memory_estimate import (
     BASELINE,
     CHUNK,
     MARGIN,

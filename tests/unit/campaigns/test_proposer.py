@@ -15,8 +15,8 @@ import tensorflow as tf
 from trieste.data import Dataset
 
 from trieste_scalable.acquisition.pick_stream import announce
-from trieste_scalable.campaigns.engine.evaluators import Evaluation
 from trieste_scalable.campaigns.engine.proposer import BackgroundProposer, Proposal
+from trieste_scalable.evaluation.evaluators import Evaluation
 from trieste_scalable.problems.molecules import CACHE_LIBRARY, for_library
 
 

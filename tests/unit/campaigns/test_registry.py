@@ -94,7 +94,7 @@ def test_the_command_line_and_the_help_texts_read_the_registry() -> None:
 def test_the_memory_estimates_chunk_is_the_models() -> None:
     import inspect
 
-    from trieste_scalable.campaigns.algorithms.memory_estimate import CHUNK
+    from trieste_scalable.campaigns.candidates.memory_estimate import CHUNK
     from trieste_scalable.models.base import ReplicatedGPBase
 
     default = inspect.signature(ReplicatedGPBase.__init__).parameters["chunk_size"].default

@@ -14,17 +14,17 @@ from typing import Any
 
 import pytest
 
-from trieste_scalable.campaigns.directory.run_record import (
+from trieste_scalable.campaigns.screen import screen
+from trieste_scalable.campaigns.spec.campaign import OptimizeSpec
+from trieste_scalable.campaigns.spec.defaults import resolved
+from trieste_scalable.campaigns.spec.library import ScreenSpec
+from trieste_scalable.campaigns.spec.record import (
     LEGACY_SETTINGS,
     SPECIFICATIONS,
     changed_settings,
     read_record,
     record,
 )
-from trieste_scalable.campaigns.screen import screen
-from trieste_scalable.campaigns.spec.campaign import OptimizeSpec
-from trieste_scalable.campaigns.spec.defaults import resolved
-from trieste_scalable.campaigns.spec.library import ScreenSpec
 from trieste_scalable.cli.arguments import offered, parser, spec_of
 from trieste_scalable.errors import CampaignError, UsageError
 

@@ -34,15 +34,15 @@ from trieste_scalable.acquisition import (
 )
 from trieste_scalable.campaigns.directory.lock import write_atomically
 from trieste_scalable.campaigns.directory.records import Job, LoggedEvaluations, jobs_to_resubmit
-from trieste_scalable.campaigns.engine.evaluators import (
-    EvaluationTimeout,
-    InProcessEvaluator,
-    run_objective,
-)
 from trieste_scalable.campaigns.spec.campaign import MIN_NOISE_VARIANCE
 from trieste_scalable.cli import main
 from trieste_scalable.cluster.connection import check_reachable
 from trieste_scalable.errors import CampaignError
+from trieste_scalable.evaluation.evaluators import (
+    EvaluationTimeout,
+    InProcessEvaluator,
+    run_objective,
+)
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.fitting import NOISE_FLOOR
 from trieste_scalable.problems.featurise import _cached, fingerprint_chunk

@@ -51,16 +51,12 @@ def test_datasets_are_featurised_only_where_they_grew() -> None:
     rows = FeatureRows(_featurise_counting(calls), 4)
     full = _data(10)
     first = Dataset(full.query_points[:6], full.observations[:6])
-    np.testing.assert_allclose(
-        rows.dataset(first).query_points[:, 2:], first.query_points**2
-    )
+    np.testing.assert_allclose(rows.dataset(first).query_points[:, 2:], first.query_points**2)
     grown = rows.dataset(full)
     assert calls == [6, 4]
     np.testing.assert_allclose(grown.query_points[:, :2], np.sin(full.query_points))
     changed = Dataset(full.query_points[::-1], full.observations[::-1])  # not a growth: all again
-    np.testing.assert_allclose(
-        rows.dataset(changed).query_points[:, 2:], changed.query_points**2
-    )
+    np.testing.assert_allclose(rows.dataset(changed).query_points[:, 2:], changed.query_points**2)
     assert calls == [6, 4, 10]
 
 

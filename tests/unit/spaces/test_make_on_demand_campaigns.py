@@ -1,4 +1,4 @@
-"""``screen --reaction SMARTS --reagents ...``: a campaign over a make-on-demand library, through
+"""``screen --reaction SMARTS --reagents ...``: a campaign over a make-on-demand space, through
 the same directory, log, resume and reports as an enumerated library's, and its bad input refused
 with exit 2 and nothing written."""
 

@@ -1,4 +1,4 @@
-"""Batches over a make-on-demand library through Trieste's ask/tell: the pool rule around this
+"""Batches over a make-on-demand space through Trieste's ask/tell: the pool rule around this
 package's GP-BUCB finds a target product among 10^4 amides (Walters' 100 amines x 100 acids) far
 sooner than random picks, never proposes an evaluated product, and Trieste's own EGO runs on the
 same space through the featurised model."""

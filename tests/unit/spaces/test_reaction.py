@@ -140,7 +140,7 @@ def test_the_search_space_samples_distinct_products_and_knows_its_points(tmp_pat
     assert not bool(space.contains(tf.constant([4.0, 0.0], tf.float64)))
     assert not space.has_bounds  # as Trieste's categorical spaces: indices, not coordinates
     with pytest.raises(AttributeError, match="no numerical bounds"):
-        space.lower
+        _ = space.lower
     kept, packed = space.features(points)
     assert kept.tolist() == list(range(6)) and packed.shape == (6, 32)
     assert space == MakeOnDemandSpace(_amide(tmp_path), ("morgan", 2, 256))

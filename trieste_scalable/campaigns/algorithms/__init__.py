@@ -1,3 +1,2 @@
-"""The campaigns' algorithms: one registry entry per rule (:mod:`.registry`, no TensorFlow),
-one builder per family (:mod:`.builders`), the model and rule of a library campaign
-(:mod:`.library_models`) and the memory a campaign will need (:mod:`.memory_estimate`)."""
+"""The campaigns' algorithms: one registry entry per rule (:mod:`.registry`, no TensorFlow) and
+one builder per family (:mod:`.builders`)."""

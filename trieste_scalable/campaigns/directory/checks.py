@@ -1,6 +1,7 @@
 """What a campaign directory holds beside its log, and the checks a start or ``--resume`` makes
 on it: ``run.json`` (the settings and the library's content hash) and ``rule_state.json``
-(:mod:`trieste_scalable.acquisition.rule_state`), for :mod:`.session`."""
+(:mod:`trieste_scalable.acquisition.rule_state`), for
+:mod:`~trieste_scalable.campaigns.run.session`."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from ...errors import CampaignError, UsageError
 from ...problems.score_table import is_score_table
 from ..spec.campaign import CampaignSpec
 from ..spec.library import ScreenSpec
+from ..spec.record import LIBRARY_HASH, changed_settings, read_record
 from .records import EvaluationLog
-from .run_record import LIBRARY_HASH, changed_settings, read_record
 
 _log = logging.getLogger(__name__)
 
@@ -69,8 +70,9 @@ def check_same_campaign(
     needs: str = "--resume needs",
 ) -> None:
     """Check that a resumed campaign has its original settings (bar
-    :data:`~.run_record.RESUMABLE`) and library: its logged hash is ``library_hash`` or, for
-    campaigns logged by earlier versions, ``legacy_hash()`` (computed only then).
+    :data:`~trieste_scalable.campaigns.spec.record.RESUMABLE`) and library: its logged hash is
+    ``library_hash`` or, for campaigns logged by earlier versions, ``legacy_hash()`` (computed only
+    then).
 
     :param needs: How the error for changed settings begins.
     :raise UsageError: On changed settings.

@@ -37,7 +37,7 @@ import tensorflow as tf
 from trieste.data import Dataset
 
 from ...errors import CampaignError
-from ..engine.evaluators import Evaluation
+from ...evaluation.evaluators import Evaluation
 from .lock import write_atomically
 
 _log = logging.getLogger(__name__)

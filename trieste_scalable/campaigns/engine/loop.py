@@ -32,8 +32,8 @@ from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 from trieste.space import SearchSpace
 
+from ...evaluation.evaluators import Evaluation, Evaluator
 from .ask_tell import CampaignAskTell
-from .evaluators import Evaluation, Evaluator
 from .proposer import BackgroundProposer, Proposal, tell
 
 
@@ -102,7 +102,7 @@ class CampaignResult:
 
 def model_size(model: Any) -> int:
     """Dictionary size (Nystrom), inducing points (SVGP) or unique points (exact models); of
-    the model of features a model of a make-on-demand library's tuples wraps (``inner``)."""
+    the model of features a model of a make-on-demand space's tuples wraps (``inner``)."""
     model = getattr(model, "inner", model)
     if hasattr(model, "num_inducing"):
         return int(model.num_inducing)

@@ -36,8 +36,8 @@ from trieste.data import Dataset
 
 from ...acquisition.pending import with_failures
 from ...acquisition.pick_stream import streaming_picks
+from ...evaluation.evaluators import Evaluation
 from .ask_tell import set_rule_state
-from .evaluators import Evaluation
 
 
 @dataclass(frozen=True)

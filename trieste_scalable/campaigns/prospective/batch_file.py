@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ...errors import UsageError
+from ...evaluation.evaluators import MAX_ABS_VALUE
 from ...files import text_file
 from ..directory.lock import write_atomically
-from ..engine.evaluators import MAX_ABS_VALUE
 
 COLUMNS = ["smiles", "id", "batch", "rank", "predicted", "uncertainty", "score"]
 """``smiles`` (the library's own), ``id`` (the submission's job number), ``batch``, ``rank`` (the

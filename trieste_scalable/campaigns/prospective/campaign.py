@@ -37,14 +37,14 @@ import numpy as np
 
 from ...errors import CampaignError, UsageError
 from ...problems.molecules import for_library, library_label
-from ..algorithms.memory_estimate import check_memory
-from ..candidates import Candidates, candidates
+from ..candidates.factory import Candidates, candidates
+from ..candidates.memory_estimate import check_memory
 from ..directory.checks import check_same_campaign
 from ..directory.lock import CampaignLock, write_atomically
 from ..directory.records import Job
-from ..directory.run_record import read_record, record
 from ..spec.defaults import resolved
 from ..spec.library import ProposeSpec
+from ..spec.record import read_record, record
 from .batch_file import write_batch
 from .files import ProspectiveRecords, batch_path, rule_state_path
 from .report import report_prospective

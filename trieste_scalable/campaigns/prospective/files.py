@@ -1,6 +1,6 @@
 """What a prospective campaign's directory holds beside a screen's (``run.json``,
-``evaluations.csv``, ``in_flight.json``, ``rule_state.json``: :mod:`.session`), for
-:mod:`.prospective`:
+``evaluations.csv``, ``in_flight.json``, ``rule_state.json``:
+:mod:`~trieste_scalable.campaigns.run.session`), for :mod:`.prospective`:
 
 - ``batch_NNN.csv``: each batch to fill in (:mod:`.batch_file`);
 - ``rule_state_NNN.json``: the rule's state after it proposed batch NNN (the next batch

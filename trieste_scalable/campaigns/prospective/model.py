@@ -23,13 +23,13 @@ from trieste.data import Dataset
 
 from ...acquisition.pending import KeepsPendingPoints, PendingState, initial_state
 from ...errors import CampaignError
+from ...evaluation.evaluators import Evaluation
 from ...problems.campaign_problem import MoleculeProblem
 from ..directory.checks import saved_rule_state
 from ..directory.records import LoggedEvaluations
 from ..engine.ask_tell import CampaignAskTell, set_rule_state
-from ..engine.evaluators import Evaluation
 from ..engine.proposer import tell
-from ..engine.runner import Build
+from ..run.runner import Build
 
 _log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from typing import Any, Iterable, Optional, Union
 import numpy as np
 
 from ...errors import UsageError
+from ...evaluation.evaluators import Evaluation
 from ...problems.score_table import canonical_smiles
 from ..directory.records import Job
-from ..engine.evaluators import Evaluation
 from .batch_file import FilledRow, parse_score, read_filled
 from .files import Correction, ExtraMolecule, ProspectiveRecords
 

@@ -22,8 +22,8 @@ import numpy as np
 import tensorflow as tf
 from trieste import logging
 
+from ...evaluation.evaluators import Evaluation
 from ..directory.records import Job, LoggedEvaluations
-from ..engine.evaluators import Evaluation
 from ..engine.loop import Acquisition
 
 LOG_EVERY_SECONDS = 1.0

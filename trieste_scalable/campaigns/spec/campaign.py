@@ -2,7 +2,7 @@
 (:class:`~.ScreenSpec`) and ``optimize`` (:class:`OptimizeSpec`) with its type, default and help
 in one place. The command line's parser is generated from these fields, :func:`~.screen.screen`
 builds a :class:`~.ScreenSpec` from its keyword arguments, and ``run.json`` stores and reloads one
-(:mod:`.run_record`). ``screen``'s is in :mod:`~.spec.library`.
+(:mod:`.record`). ``screen``'s is in :mod:`~.spec.library`.
 
 A specification is frozen and checked once, where it is built: types first
 (:func:`~.spec.fields.checked_value`, a ``TypeError`` naming the setting), then ranges and

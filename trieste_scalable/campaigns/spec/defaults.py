@@ -11,9 +11,9 @@ from typing import Any, Optional
 from ...errors import UsageError
 from ...problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH
 from ..algorithms.registry import algorithm as entry_of
-from ..directory.run_record import read_record
 from .campaign import CampaignSpec, Spec
 from .library import MAKE_ON_DEMAND_FACTOR, LibrarySpec, ProposeSpec, ScreenSpec
+from .record import read_record
 
 
 def resolved(spec: Spec) -> Spec:

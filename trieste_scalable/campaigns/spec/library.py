@@ -31,7 +31,7 @@ on 2 cores, growing with the model), whatever the batch, and 4N picks an acquisi
 workers of 2 s only up to about 1,000 evaluations (``benchmarks/results/make_on_demand.txt``)."""
 
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
-MAKE_ON_DEMAND = "make-on-demand library (docs/screening.md)"
+MAKE_ON_DEMAND = "make-on-demand space (docs/screening.md)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +72,7 @@ class LibrarySpec(CampaignSpec):
     skip_invalid: bool = setting(False, "drop unparseable SMILES")
     reaction: Optional[str] = setting(
         None,
-        "a make-on-demand library instead of --library: a reaction SMARTS with one reactant "
+        "a make-on-demand space instead of --library: a reaction SMARTS with one reactant "
         "template per --reagents file; its products are made when asked for, never enumerated",
         group=MAKE_ON_DEMAND,
     )
@@ -191,7 +191,7 @@ class ScreenSpec(LibrarySpec):
     def scores_up_front(self) -> bool:
         """Whether the objective is scored for every candidate before the campaign (a built-in
         property or a score table of an enumerated library), else evaluated where asked."""
-        from ...problems.oracles import is_table_objective
+        from ...evaluation.oracles import is_table_objective
 
         return is_table_objective(self.objective) and not self.reaction
 

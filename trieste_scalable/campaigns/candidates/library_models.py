@@ -10,9 +10,9 @@ from typing import Any, Optional
 import numpy as np
 from trieste.data import Dataset
 
-from ..engine.runner import Build
+from ..algorithms.registry import algorithm
+from ..run.runner import Build
 from ..spec.library import LibrarySpec
-from .registry import algorithm
 
 
 def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] = None) -> Build:
@@ -23,7 +23,7 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
     :param remote: Scores a library store's shards elsewhere (``screen --scoring-actors``).
     """
     from ...kernels import Tanimoto
-    from .builders import build
+    from ..algorithms.builders import build
 
     def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
         scale = float(np.var(data.observations.numpy())) or 1.0

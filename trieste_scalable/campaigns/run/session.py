@@ -30,11 +30,25 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ...errors import CampaignError, UsageError
+from ...evaluation.evaluators import Evaluator, InProcessEvaluator
+from ...evaluation.oracles import Oriented
 from ...problems.campaign_problem import CampaignProblem, KnowsValues
-from ...problems.oracles import Oriented
-from ..engine.evaluators import Evaluator, InProcessEvaluator
+from ..directory.checks import RULE_STATE, check_same_campaign, refuse_overwrite, saved_rule_state
+from ..directory.lock import CampaignLock, write_atomically
+from ..directory.records import (
+    IN_FLIGHT,
+    EvaluationLog,
+    InFlight,
+    Job,
+    LoggedEvaluations,
+    jobs_to_resubmit,
+)
 from ..engine.loop import CampaignResult
-from ..engine.runner import (
+from ..reporting.monitor import CampaignMonitor
+from ..reporting.report import report
+from ..spec.campaign import CampaignSpec
+from ..spec.record import record
+from .runner import (
     GROUP_SECONDS,
     Build,
     CampaignFiles,
@@ -42,13 +56,6 @@ from ..engine.runner import (
     InitialDesignFailed,
     noise_free_score,
 )
-from ..reporting.monitor import CampaignMonitor
-from ..reporting.report import report
-from ..spec.campaign import CampaignSpec
-from .checks import RULE_STATE, check_same_campaign, refuse_overwrite, saved_rule_state
-from .lock import CampaignLock, write_atomically
-from .records import IN_FLIGHT, EvaluationLog, InFlight, Job, LoggedEvaluations, jobs_to_resubmit
-from .run_record import record
 
 _log = logging.getLogger(__name__)
 

@@ -28,12 +28,12 @@ from trieste.data import Dataset
 from ...acquisition import rule_state
 from ...acquisition.pending import PendingState, initial_state
 from ...errors import CampaignError
+from ...evaluation.evaluators import Evaluation, Evaluator, InProcessEvaluator
 from ...problems.campaign_problem import CampaignProblem, KnowsValues
 from ..directory.lock import write_atomically
 from ..directory.records import EvaluationLog, InFlight, Job, LoggedEvaluations
+from ..engine.loop import Acquisition, CampaignResult, EngineCallbacks, run_asynchronous
 from ..reporting.monitor import CampaignMonitor
-from .evaluators import Evaluation, Evaluator, InProcessEvaluator
-from .loop import Acquisition, CampaignResult, EngineCallbacks, run_asynchronous
 
 
 class InitialDesignFailed(CampaignError):
@@ -206,7 +206,7 @@ def run_campaign(
     """Evaluate ``budget`` points after ``initial`` (the model's data) with ``rule``, a batch at
     a time (the last batch cut at the budget), observing ``problem`` with its noise in this
     process; TensorBoard events go to ``logdir`` if given. The command line runs the same with a
-    directory, a log and resume (:mod:`~trieste_scalable.campaigns.directory.session`).
+    directory, a log and resume (:mod:`~trieste_scalable.campaigns.run.session`).
 
     :param seed: Seed of the observation noise.
     """

@@ -12,10 +12,10 @@ from typing import Any, Optional
 
 from trieste.data import Dataset
 
-from ..problems.campaign_problem import MoleculeProblem
-from .algorithms.library_models import library_models
-from .engine.runner import Build
-from .spec.library import LibrarySpec
+from ...problems.campaign_problem import MoleculeProblem
+from ..run.runner import Build
+from ..spec.library import LibrarySpec
+from .library_models import library_models
 
 _log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def candidates(
     higher = spec.higher_is_better
     if spec.reaction and spec.reagents:
         return _make_on_demand(spec, higher)
-    from ..problems.screening import screening_problem
+    from ...problems.screening import screening_problem
 
     _log.info(f"featurising {spec.library} (cached after the first run)...")
     problem = screening_problem(
@@ -78,10 +78,10 @@ def _make_on_demand(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
     """A reaction and its reagent files: the model of the products' fingerprints, seen through
     a :class:`~trieste_scalable.spaces.featurised.FeaturisedModel`, the rule picking from the
     pools of a :class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`."""
-    from ..spaces.featurised import FeatureRows, FeaturisedModel
-    from ..spaces.pool_rule import MakeOnDemandPoolRule
-    from ..spaces.problem import make_on_demand_problem
-    from ..spaces.search_space import FEATURE_CACHE
+    from ...spaces.featurised import FeatureRows, FeaturisedModel
+    from ...spaces.pool_rule import MakeOnDemandPoolRule
+    from ...spaces.problem import make_on_demand_problem
+    from ...spaces.search_space import FEATURE_CACHE
 
     assert spec.reaction and spec.reagents
     problem = make_on_demand_problem(

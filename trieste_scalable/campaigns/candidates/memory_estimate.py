@@ -28,8 +28,8 @@ from typing import Optional
 
 from ...errors import UsageError
 from ...problems.molecules import fingerprint_width
+from ..algorithms.registry import algorithm
 from ..spec.library import LibrarySpec
-from .registry import algorithm
 
 BASELINE = 1.0e9
 """Bytes TensorFlow, Trieste and the interpreter take before a campaign holds anything."""

@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trieste_scalable.problems.molecules import fingerprints, parse
-from trieste_scalable.problems.store_build import build_store
-from trieste_scalable.problems.synthetic_library import (
+from benchmarks.synthetic_library import (
     TanimotoOracle,
     perturbed_rows,
     synthetic_chunk_map,
 )
+from trieste_scalable.problems.molecules import fingerprints, parse
+from trieste_scalable.problems.store_build import build_store
 
-from ...util import moses
+from ..util import moses
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ...errors import CampaignError
-from ..spec.campaign import CampaignSpec, OptimizeSpec
-from ..spec.library import ProposeSpec, ScreenSpec
+from .campaign import CampaignSpec, OptimizeSpec
+from .library import ProposeSpec, ScreenSpec
 
 LIBRARY_HASH = "library_sha256"
 SPECIFICATIONS: dict[str, type[CampaignSpec]] = {

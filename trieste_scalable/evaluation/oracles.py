@@ -28,8 +28,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import UsageError
-from .molecules import OBJECTIVES
-from .score_table import TableSpec, is_score_table
+from ..problems.molecules import OBJECTIVES
+from ..problems.score_table import TableSpec, is_score_table
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class PropertyOracle:
     name: str
 
     def __call__(self, smiles: str) -> float:
-        from .molecules import parse
+        from ..problems.molecules import parse
 
         molecules, _ = parse([smiles])  # raises on an unparseable SMILES
         return float(OBJECTIVES[self.name](molecules)[0])

@@ -23,8 +23,8 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
-from ..kernels import Tanimoto
-from ..sampling.features import TanimotoFeatures
+from trieste_scalable.kernels import Tanimoto
+from trieste_scalable.sampling.features import TanimotoFeatures
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
