@@ -40,7 +40,7 @@ def small_library(tmp_path: Path):  # type: ignore[no-untyped-def]
     test's directory and return its path: ``small_library(120)``."""
 
     def write(n: int, name: str = "library.smi") -> Path:
-        from trieste_scalable.problems.molecules import load_smiles
+        from trieste_scalable.chemistry.molecules import load_smiles
 
         path = tmp_path / name
         path.write_text("\n".join(load_smiles("moses-20k")[:n]) + "\n")

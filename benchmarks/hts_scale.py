@@ -54,8 +54,8 @@ def load(path: str, objective: str):  # type: ignore[no-untyped-def]
     import numpy as np
     import tensorflow as tf
 
+    from trieste_scalable.chemistry.labels import Labels
     from trieste_scalable.numerics.bits import PackedRows, shared_tensor
-    from trieste_scalable.problems.labels import Labels
     from trieste_scalable.problems.screening import ScreeningProblem, screening_problem
 
     if not path.endswith(".npz"):

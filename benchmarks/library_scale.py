@@ -168,7 +168,7 @@ def library_file(size: str) -> str:
     """The library of ``size`` molecules: ``moses-full``, or a prefix of it (of the shipped
     100,000 without ``molsets``) written once to ``benchmarks/out``: prefixes share the
     featurised chunks of the largest library."""
-    from trieste_scalable.problems.molecules import MOSES_FULL, load_smiles, moses_full_files
+    from trieste_scalable.chemistry.molecules import MOSES_FULL, load_smiles, moses_full_files
 
     if size == "full":
         return MOSES_FULL

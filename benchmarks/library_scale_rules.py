@@ -74,9 +74,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.one:
         return one(json.loads(args.one))
-    from trieste_scalable.problems.molecules import load_smiles
+    from trieste_scalable.chemistry.molecules import load_smiles
     from trieste_scalable.problems.screening import screening_problem
-    from trieste_scalable.problems.store_build import build_store
+    from trieste_scalable.stores.store_build import build_store
 
     work = Path(tempfile.mkdtemp(prefix="library-scale-rules-"))
     library = work / "moses50k.smi"

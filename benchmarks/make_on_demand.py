@@ -50,13 +50,8 @@ from trieste_scalable.acquisition import ConfidenceWidth  # noqa: E402
 from trieste_scalable.campaigns.algorithms.builders import build  # noqa: E402
 from trieste_scalable.campaigns.algorithms.registry import algorithm  # noqa: E402
 from trieste_scalable.campaigns.candidates.library_models import screening_regulariser  # noqa: E402
+from trieste_scalable.chemistry.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
-from trieste_scalable.problems.molecules import (  # noqa: E402
-    DEFAULT_FINGERPRINT,
-    DEFAULT_RADIUS,
-    DEFAULT_WIDTH,
-    cache_dir,
-)
 from trieste_scalable.spaces.featurised import FeatureRows, FeaturisedModel  # noqa: E402
 from trieste_scalable.spaces.pool_rule import MakeOnDemandPoolRule  # noqa: E402
 from trieste_scalable.spaces.reaction import (  # noqa: E402
@@ -67,6 +62,7 @@ from trieste_scalable.spaces.reaction import (  # noqa: E402
 )
 from trieste_scalable.spaces.reagents import read_reagents  # noqa: E402
 from trieste_scalable.spaces.search_space import MakeOnDemandSpace  # noqa: E402
+from trieste_scalable.stores.cache import cache_dir  # noqa: E402
 
 SPACES = {
     "subset": (QUINAZOLINE, ("aminobenzoic_100", "primary_amines_100", "carboxylic_acids_100")),

@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 
 from trieste_scalable.campaigns.screen import screen
-from trieste_scalable.problems.molecules import ENAMINE_10K, load_smiles
+from trieste_scalable.chemistry.molecules import ENAMINE_10K, load_smiles
 from trieste_scalable.problems.score_table import canonical_smiles
-from trieste_scalable.problems.store_build import build_store
+from trieste_scalable.stores.store_build import build_store
 
 PROTOCOL = dict(
     library="enamine-10k",

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign
 from trieste_scalable.campaigns.screen import screen
-from trieste_scalable.problems.molecules import ENAMINE_10K
+from trieste_scalable.chemistry.molecules import ENAMINE_10K
 
 PROTOCOL = dict(library="enamine-10k", initial=106, batch_size=106, budget=530)
 

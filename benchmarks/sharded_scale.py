@@ -56,9 +56,9 @@ from trieste_scalable.acquisition import ConfidenceWidth
 from trieste_scalable.campaigns.algorithms.builders import build
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.numerics.bits import PackedRows, shared_tensor
-from trieste_scalable.problems.labels import Labels
+from trieste_scalable.chemistry.labels import Labels
 from trieste_scalable.problems.screening import ScreeningProblem
-from trieste_scalable.problems.store import LibraryStore
+from trieste_scalable.stores.store import LibraryStore
 from synthetic_library import TanimotoOracle
 
 path, actors, batch, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -90,9 +90,9 @@ problem = ScreeningProblem(name="synthetic", points=PackedRows(shared_tensor(pac
     num_molecules=len(values), index_keys=keys)
 remote = None
 if actors:
-    from trieste_scalable.problems.sign_store import LibrarySignStore
+    from trieste_scalable.stores.sign_store import LibrarySignStore
     from trieste_scalable.cluster.scoring_actors import ScoringActors
-    from trieste_scalable.problems.molecules import cache_dir
+    from trieste_scalable.chemistry.molecules import cache_dir
     remote = ScoringActors(store, actors,
         sign_store=LibrarySignStore(str(cache_dir())) if keep else None)
 loaded = time.perf_counter() - start
@@ -181,7 +181,7 @@ def busy_cpu() -> tuple[int, int]:
 RAY_FEATURISE = r"""
 import sys
 from trieste_scalable.cluster.chunk_maps import RayChunkMap
-from trieste_scalable.problems.store_build import build_store
+from trieste_scalable.stores.store_build import build_store
 build_store([sys.argv[1]], sys.argv[2], "bits", 2, 1024, shard_size=int(sys.argv[3]),
             chunk_map=RayChunkMap(), progress=lambda line: print(line, flush=True))
 """
@@ -189,7 +189,7 @@ build_store([sys.argv[1]], sys.argv[2], "bits", 2, 1024, shard_size=int(sys.argv
 
 def featurise(count: int) -> None:
     """Part B: the command (worker processes), then the same build on a local Ray cluster."""
-    from trieste_scalable.problems.molecules import load_smiles
+    from trieste_scalable.chemistry.molecules import load_smiles
 
     library = OUT / f"featurise_{count}.smi"
     library.write_text("\n".join(load_smiles("moses-100k")[:count]) + "\n")
@@ -241,8 +241,8 @@ def synthetic_store(size: int, oracle_values: bool) -> Path:
     )
 
     from trieste_scalable.problems.screening import screening_problem
-    from trieste_scalable.problems.store import LibraryStore, StoreError
-    from trieste_scalable.problems.store_build import build_store
+    from trieste_scalable.stores.store import LibraryStore, StoreError
+    from trieste_scalable.stores.store_build import build_store
 
     path = OUT / "stores" / f"synthetic_{size}"
     if (path / "oracle.npy").is_file() or not oracle_values:

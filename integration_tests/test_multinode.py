@@ -28,9 +28,9 @@ from tests.util import write_library  # noqa: E402
 from trieste_scalable.cluster.chunk_maps import RayChunkMap  # noqa: E402
 from trieste_scalable.cluster.evaluators import RayEvaluator  # noqa: E402
 from trieste_scalable.cluster.scoring_actors import ScoringActors  # noqa: E402
-from trieste_scalable.problems.featurise import fingerprint_chunk  # noqa: E402
-from trieste_scalable.problems.store import LibraryStore  # noqa: E402
-from trieste_scalable.problems.store_build import build_store  # noqa: E402
+from trieste_scalable.stores.featurise import fingerprint_chunk  # noqa: E402
+from trieste_scalable.stores.store import LibraryStore  # noqa: E402
+from trieste_scalable.stores.store_build import build_store  # noqa: E402
 
 from .campaign_log import kill_once_logged, logged_rows  # noqa: E402
 from .test_scoring_actors import _batches  # noqa: E402

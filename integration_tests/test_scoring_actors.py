@@ -23,9 +23,9 @@ from trieste_scalable.cluster.scoring_actors import ScoringActors  # noqa: E402
 from trieste_scalable.kernels import Tanimoto  # noqa: E402
 from trieste_scalable.numerics.cores import usable_cores  # noqa: E402
 from trieste_scalable.problems.screening import screening_problem  # noqa: E402
-from trieste_scalable.problems.sign_store import LibrarySignStore  # noqa: E402
-from trieste_scalable.problems.store import LibraryStore, StoreError  # noqa: E402
-from trieste_scalable.problems.store_build import build_store  # noqa: E402
+from trieste_scalable.stores.sign_store import LibrarySignStore  # noqa: E402
+from trieste_scalable.stores.store import LibraryStore, StoreError  # noqa: E402
+from trieste_scalable.stores.store_build import build_store  # noqa: E402
 
 
 @pytest.fixture(scope="module")

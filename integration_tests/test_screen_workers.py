@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.util import COMMAND, screen_argv, write_library  # noqa: E402
-from trieste_scalable.problems.molecules import load_smiles
+from trieste_scalable.chemistry.molecules import load_smiles
 
 from .campaign_log import kill_once_logged, logged_rows, wait_until_logged
 

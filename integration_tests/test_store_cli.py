@@ -19,8 +19,8 @@ import pytest
 pytest.importorskip("ray")
 
 from tests.util import write_library  # noqa: E402
-from trieste_scalable.problems.store import MANIFEST  # noqa: E402
-from trieste_scalable.problems.store_build import build_store  # noqa: E402
+from trieste_scalable.stores.store import MANIFEST  # noqa: E402
+from trieste_scalable.stores.store_build import build_store  # noqa: E402
 
 
 def _featurise(library: Path, store: Path) -> list[str]:

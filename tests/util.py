@@ -71,7 +71,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def moses(stop: int, start: int = 0) -> list[str]:
     """Molecules ``start`` to ``stop`` of the shipped 20,000-molecule MOSES subset."""
-    from trieste_scalable.problems.molecules import load_smiles
+    from trieste_scalable.chemistry.molecules import load_smiles
 
     return load_smiles("moses-20k")[start:stop]
 

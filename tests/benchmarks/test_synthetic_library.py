@@ -14,8 +14,8 @@ from benchmarks.synthetic_library import (
     perturbed_rows,
     synthetic_chunk_map,
 )
-from trieste_scalable.problems.molecules import fingerprints, parse
-from trieste_scalable.problems.store_build import build_store
+from trieste_scalable.chemistry.molecules import fingerprints, parse
+from trieste_scalable.stores.store_build import build_store
 
 from ..util import moses
 

@@ -61,7 +61,7 @@ LIGHT_SCRIPT = r"""
 import sys
 from trieste_scalable.campaigns.spec.defaults import resolved
 from trieste_scalable.cli.arguments import parser, spec_of
-from trieste_scalable.problems.store_build import build_store
+from trieste_scalable.stores.store_build import build_store
 
 for argv in (["screen", "--budget", "5"], ["optimize", "--problem", "grid3"]):
     spec = resolved(spec_of(parser().parse_args(argv)))

@@ -17,11 +17,11 @@ their own stopping rule; their state between steps is a
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
-from ..models.in_batch import RemoteMarginals
-from .confidence import ConfidenceWidth, WidthMode
-from .hallucinated import BatchUCBState, HallucinatedBatchRule, Regulariser
+from typing_extensions import Unpack
+
+from .hallucinated import BatchOptions, BatchUCBState, HallucinatedBatchRule, SequentialOptions
 from .protocols import InBatchPosteriorLike
 from .stopping import GlobalLocalStopping, GlobalStopping, ProductStopping, StoppingRule
 
@@ -37,22 +37,9 @@ class BBKB(HallucinatedBatchRule):
 
     :param stopping: ``"global"`` (Lemma 1) or ``"global_local"`` (Lemma 3 hybrid).
     :param ratio_threshold: :math:`\\tilde C \\ge 1` (default 2, as in the authors' code).
-    :param width: Confidence width: a mode name or a :class:`~.ConfidenceWidth`.
-    :param max_batch_size: Optional cap on the batch size (e.g. workers available).
-    :param pool_size: Candidate pool size on a ``Box`` (fresh pool each batch; a heuristic).
     :param local_switch: GlobalLocal's switch point, ``"immediate"`` or ``"after_next"``.
-    :param seed: Seed for the candidate pools.
-    :param allow_repeats: Whether a batch may select a candidate again. Repeats are what the
-        algorithm does when a point's bound stays best after hallucination (under noise that is
-        deliberate); ``False`` gives batches of distinct points (the next-best point instead).
-    :param exclude_evaluated: Never select a candidate of a ``DiscreteSearchSpace`` that has
-        been evaluated (nor one twice in a batch): screening a noise-free oracle, where a repeat
-        teaches nothing. The batch then ends early if the unevaluated candidates run out.
-    :param fixed_batch_size: Batches of ``max_batch_size`` (see :class:`~.HallucinatedBatchRule`).
-    :param regulariser: The papers' :math:`\\lambda` (see :class:`~.HallucinatedBatchRule`).
-    :param max_refine_iterations: L-BFGS-B iterations refining each pick on a ``Box``.
-    :param remote_marginals: Where the batch-start marginals of a ``DiscreteSearchSpace`` are
-        computed (see :class:`~.HallucinatedBatchRule`).
+    :param options: The width, batch cap, candidate pool and the rest of
+        :class:`~.HallucinatedBatchRule` (:class:`~.hallucinated.BatchOptions`).
     """
 
     _name = "bbkb"
@@ -61,17 +48,8 @@ class BBKB(HallucinatedBatchRule):
         self,
         stopping: Literal["global", "global_local"] = "global",
         ratio_threshold: float = 2.0,
-        width: WidthMode | ConfidenceWidth = "constant",
-        max_batch_size: Optional[int] = None,
-        pool_size: int = 10_000,
         local_switch: Literal["immediate", "after_next"] = "immediate",
-        seed: int = 0,
-        allow_repeats: bool = True,
-        exclude_evaluated: bool = False,
-        fixed_batch_size: bool = False,
-        regulariser: Regulariser = "kernel_variance",
-        max_refine_iterations: int = 100,
-        remote_marginals: Optional[RemoteMarginals] = None,
+        **options: Unpack[BatchOptions],
     ):
         rule: StoppingRule
         if stopping == "global":
@@ -82,19 +60,7 @@ class BBKB(HallucinatedBatchRule):
             raise ValueError(f"stopping must be 'global' or 'global_local', got {stopping!r}")
         self.stopping = stopping
         self._repr_extra = f"stopping={stopping!r}, "
-        super().__init__(
-            rule,
-            width,
-            max_batch_size,
-            pool_size=pool_size,
-            seed=seed,
-            allow_repeats=allow_repeats,
-            exclude_evaluated=exclude_evaluated,
-            fixed_batch_size=fixed_batch_size,
-            regulariser=regulariser,
-            max_refine_iterations=max_refine_iterations,
-            remote_marginals=remote_marginals,
-        )
+        super().__init__(rule, **options)
 
 
 class BKB(BBKB):
@@ -104,28 +70,8 @@ class BKB(BBKB):
 
     _name = "bkb"
 
-    def __init__(
-        self,
-        width: WidthMode | ConfidenceWidth = "constant",
-        pool_size: int = 10_000,
-        seed: int = 0,
-        exclude_evaluated: bool = False,
-        regulariser: Regulariser = "kernel_variance",
-        max_refine_iterations: int = 100,
-        remote_marginals: Optional[RemoteMarginals] = None,
-    ):
-        super().__init__(
-            "global",
-            1.0,
-            width,
-            None,
-            pool_size,
-            seed=seed,
-            exclude_evaluated=exclude_evaluated,
-            regulariser=regulariser,
-            max_refine_iterations=max_refine_iterations,
-            remote_marginals=remote_marginals,
-        )
+    def __init__(self, **options: Unpack[SequentialOptions]):
+        super().__init__("global", 1.0, **options)
 
 
 class GPBUCB(HallucinatedBatchRule):
@@ -138,43 +84,13 @@ class GPBUCB(HallucinatedBatchRule):
     DTC ones, BBKB's).
 
     :param ratio_threshold: :math:`C \\ge 1` (default 2).
-    :param allow_repeats: Whether a batch may select a candidate again (see :class:`~.BBKB`).
-    :param exclude_evaluated: Never select an evaluated candidate (see :class:`~.BBKB`).
-    :param regulariser: The papers' :math:`\\lambda` (see :class:`~.HallucinatedBatchRule`).
-    :param remote_marginals: Where the batch-start marginals of a ``DiscreteSearchSpace`` are
-        computed (see :class:`~.HallucinatedBatchRule`).
+    :param options: As :class:`~.BBKB`'s (:class:`~.hallucinated.BatchOptions`).
     """
 
     _name = "gp_bucb"
 
-    def __init__(
-        self,
-        ratio_threshold: float = 2.0,
-        width: WidthMode | ConfidenceWidth = "constant",
-        max_batch_size: Optional[int] = None,
-        pool_size: int = 10_000,
-        seed: int = 0,
-        allow_repeats: bool = True,
-        exclude_evaluated: bool = False,
-        fixed_batch_size: bool = False,
-        regulariser: Regulariser = "kernel_variance",
-        max_refine_iterations: int = 100,
-        remote_marginals: Optional[RemoteMarginals] = None,
-    ):
-        stopping = ProductStopping(ratio_threshold)
-        super().__init__(
-            stopping,
-            width,
-            max_batch_size,
-            pool_size=pool_size,
-            seed=seed,
-            allow_repeats=allow_repeats,
-            exclude_evaluated=exclude_evaluated,
-            fixed_batch_size=fixed_batch_size,
-            regulariser=regulariser,
-            max_refine_iterations=max_refine_iterations,
-            remote_marginals=remote_marginals,
-        )
+    def __init__(self, ratio_threshold: float = 2.0, **options: Unpack[BatchOptions]):
+        super().__init__(ProductStopping(ratio_threshold), **options)
 
     def _check_posterior(self, posterior: InBatchPosteriorLike) -> None:
         if not (posterior.guaranteed_exact or self._fixed):

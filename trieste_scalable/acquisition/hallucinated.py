@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Literal, Mapping, Optional, Union
+from typing import Literal, Mapping, Optional, TypedDict, Union
 
 import numpy as np
 import tensorflow as tf
@@ -67,6 +67,28 @@ class BatchUCBState(PendingState):
     information: Optional[float] = field(default=None, metadata={"non_negative": True})
     num_batches: int = 0
     last_batch_size: int = 0
+
+
+class SequentialOptions(TypedDict, total=False):
+    """The keyword options of :class:`HallucinatedBatchRule` that a rule of batches of one
+    (:class:`~.BKB`) takes too (typed ``**options``)."""
+
+    width: WidthMode | ConfidenceWidth
+    pool_size: int
+    seed: int
+    exclude_evaluated: bool
+    regulariser: Regulariser
+    max_refine_iterations: int
+    remote_marginals: Optional[RemoteMarginals]
+
+
+class BatchOptions(SequentialOptions, total=False):
+    """The keyword options of :class:`HallucinatedBatchRule` (typed ``**options`` of
+    :class:`~.BBKB` and :class:`~.GPBUCB`)."""
+
+    max_batch_size: Optional[int]
+    allow_repeats: bool
+    fixed_batch_size: bool
 
 
 class HallucinatedBatchRule(
@@ -127,11 +149,11 @@ class HallucinatedBatchRule(
     def __init__(
         self,
         stopping: StoppingRule,
-        width: WidthMode | ConfidenceWidth,
-        max_batch_size: Optional[int],
+        width: WidthMode | ConfidenceWidth = "constant",
+        max_batch_size: Optional[int] = None,
         *,
-        pool_size: int,
-        seed: int,
+        pool_size: int = 10_000,
+        seed: int = 0,
         allow_repeats: bool = True,
         exclude_evaluated: bool = False,
         fixed_batch_size: bool = False,

@@ -29,8 +29,8 @@ import numpy as np
 
 from ..errors import CampaignError
 from ..problems.campaign_problem import MoleculeProblem
-from ..problems.molecules import for_library, library_label
 from ..problems.top_k import TopKFound, top_k_found
+from ..stores.cache import for_library, library_label
 from .candidates.memory_estimate import check_memory
 from .engine.loop import CampaignResult
 from .spec.defaults import resolved
@@ -163,8 +163,8 @@ def _scoring_actors(spec: ScreenSpec) -> Any:
     if not spec.scoring_actors:
         return None
     from ..cluster.scoring_actors import ScoringActors
-    from ..problems.molecules import cache_dir
-    from ..problems.store import LibraryStore
+    from ..stores.cache import cache_dir
+    from ..stores.store import LibraryStore
     from .algorithms.builders import LibrarySignStore
 
     # the actors' shards' signs: the driver's cache, recorded as the library's

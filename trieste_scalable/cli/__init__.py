@@ -6,9 +6,9 @@
 - ``trieste-scalable propose`` and ``tell``: a prospective campaign, its scores from a lab as
   files (:mod:`~trieste_scalable.campaigns.prospective.campaign`);
 - ``trieste-scalable featurise``: a sharded library store from SMILES files, for ``screen
-  --library STORE`` (:mod:`~trieste_scalable.problems.store`);
+  --library STORE`` (:mod:`~trieste_scalable.stores.store`);
 - ``trieste-scalable cache``: the cache directory's entries by library, and pruning them
-  (:mod:`~trieste_scalable.problems.cache_admin`).
+  (:mod:`~trieste_scalable.stores.cache_admin`).
 
 Each campaign command's arguments become a typed specification
 (:mod:`~trieste_scalable.campaigns.spec.campaign`, :func:`.arguments.spec_of`), checked as it is

@@ -14,7 +14,7 @@ from .. import __version__
 from ..campaigns.spec.campaign import CampaignSpec
 from ..campaigns.spec.fields import base_type, flags_of
 from ..campaigns.spec.record import SPECIFICATIONS, read_record
-from ..problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH, FINGERPRINTS
+from ..chemistry.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH, FINGERPRINTS
 
 DEBUG = "TRIESTE_SCALABLE_DEBUG"
 """The environment variable that, set to 1, prints an error's traceback as ``--debug`` does."""

@@ -16,8 +16,8 @@ CAMPAIGN_FILES = ("run.json", "evaluations.csv")
 def featurise(args: argparse.Namespace) -> int:
     """``trieste-scalable featurise``: build or finish a library store; exit code 0."""
     from ..cluster.chunk_maps import RayChunkMap
-    from ..problems.chunk_maps import ProcessChunkMap
-    from ..problems.store_build import ChunkMap, build_store
+    from ..stores.chunk_maps import ProcessChunkMap
+    from ..stores.store_build import ChunkMap, build_store
 
     if args.shard_size < 1:
         raise UsageError(f"--shard-size must be positive, got {args.shard_size}")
@@ -59,8 +59,8 @@ def featurise(args: argparse.Namespace) -> int:
 
 def cache(args: argparse.Namespace) -> int:
     """``trieste-scalable cache``: list or prune the cache directory's entries; exit code 0."""
-    from ..problems import cache_admin as admin
-    from ..problems.molecules import cache_dir
+    from ..stores import cache_admin as admin
+    from ..stores.cache import cache_dir
 
     if not args.prune:
         used = ["dry_run"] if args.dry_run else []

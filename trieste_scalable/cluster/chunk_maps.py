@@ -1,14 +1,14 @@
 """Fingerprinting a store's chunks on a Ray cluster (a
-:data:`~trieste_scalable.problems.store_build.ChunkMap`; ``featurise --ray-address``): one Ray
+:data:`~trieste_scalable.stores.store_build.ChunkMap`; ``featurise --ray-address``): one Ray
 task per chunk. On one machine a process pool does it faster
-(:class:`~trieste_scalable.problems.chunk_maps.ProcessChunkMap`)."""
+(:class:`~trieste_scalable.stores.chunk_maps.ProcessChunkMap`)."""
 
 from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..problems.chunk_maps import Parts
-from ..problems.featurise import fingerprint_chunk
+from ..stores.chunk_maps import Parts
+from ..stores.featurise import fingerprint_chunk
 from .connection import connect
 
 

@@ -44,11 +44,11 @@ from ..numerics.dtc import CompiledDTC
 from ..numerics.dtc_posterior import DTCPosterior
 from ..numerics.linalg import chunked_map
 from ..numerics.rows import mask_of
-from ..problems.store import LibraryStore, StoreError
 from ..sampling.feature_cache import SignCache, SignStore
 from ..sampling.features import Draws, FeatureMap, feature_map_for
 from ..sampling.pathwise import MeanFunction, PathwiseWeights
 from ..sampling.scoring import ChunkedSampleScorer
+from ..stores.store import LibraryStore, StoreError
 from .actor_placement import actor_options, hosts, least_loaded, threads_each
 from .connection import connect
 

@@ -27,8 +27,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..chemistry.molecules import OBJECTIVES
 from ..errors import UsageError
-from ..problems.molecules import OBJECTIVES
 from ..problems.score_table import TableSpec, is_score_table
 
 
@@ -39,7 +39,7 @@ class PropertyOracle:
     name: str
 
     def __call__(self, smiles: str) -> float:
-        from ..problems.molecules import parse
+        from ..chemistry.molecules import parse
 
         molecules, _ = parse([smiles])  # raises on an unparseable SMILES
         return float(OBJECTIVES[self.name](molecules)[0])

@@ -1,8 +1,10 @@
-"""Built-in benchmark problems on finite candidate sets.
+"""What a campaign searches: the interface campaigns use (:mod:`.campaign_problem`), synthetic
+problems on finite candidate sets (:mod:`.synthetic`), screening an enumerated library
+(:mod:`.screening`, with your scores: :mod:`.score_table`; MolPAL's measures: :mod:`.top_k`).
 
-The names below but ``PROBLEMS`` load :mod:`.synthetic` (TensorFlow, Trieste) on first use,
-so that ``trieste_scalable.problems.molecules`` stays light (the oracles of a distributed campaign
-import it on every Ray worker) and the command line parses its arguments without TensorFlow.
+The names below but ``PROBLEMS`` load :mod:`.synthetic` (TensorFlow, Trieste) on first use, so
+that the command line parses its arguments, and Ray workers import the oracles, without
+TensorFlow.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -1,11 +1,9 @@
 """What a campaign needs of the candidates it searches, whatever holds them: a synthetic problem
 (:class:`~.synthetic.DiscreteProblem`), an enumerated library
 (:class:`~.screening.ScreeningProblem`) or a make-on-demand space
-(:class:`~trieste_scalable.spaces.problem.MakeOnDemandProblem`). Each implements these Protocols
-without inheriting from another, so none refuses a member it does not have: what a campaign may
-do with one is said by its capabilities (:attr:`CampaignProblem.values_known`,
-:class:`KnowsValues`, :class:`MoleculeProblem`).
-"""
+(:class:`~trieste_scalable.spaces.problem.MakeOnDemandProblem`, which inherits from neither, so
+refuses nothing): what a campaign may do with one is said by its capabilities
+(:attr:`CampaignProblem.values_known`, :class:`KnowsValues`, :class:`MoleculeProblem`)."""
 
 from __future__ import annotations
 

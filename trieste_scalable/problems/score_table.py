@@ -77,7 +77,7 @@ class TableSpec:
             raise UsageError(f"expected table:FILE[:COLUMN], got {spec!r}")
         rest = renamed(spec)[len(PREFIX) :]
         if rest in SHIPPED:
-            from .molecules import DATA
+            from ..chemistry.molecules import DATA
 
             return cls(DATA / SHIPPED[rest])
         if Path(rest).is_file():
@@ -172,7 +172,7 @@ def table_scores(
 
 def canonical_smiles(smiles: Sequence[str], progress: bool = False) -> list[str]:
     """RDKit's canonical SMILES of each ("" where it cannot parse), cached in chunks."""
-    from .featurise import map_chunks
+    from ..stores.featurise import map_chunks
 
     parts = map_chunks(canonical_chunk, smiles, (), progress=progress)
     return [str(s) for (part,) in parts for s in part.tolist()]

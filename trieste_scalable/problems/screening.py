@@ -17,24 +17,24 @@ from typing import Callable, Optional
 import numpy as np
 import tensorflow as tf
 
-from ..errors import UsageError
-from ..numerics.bits import PackedRows, aligned_rows, pack_rows, shared_tensor
-from ..numerics.rows import first_occurrences
-from ..packed_space import PackedSearchSpace
-from .featurise import fingerprint_library, score_library
-from .labels import Labels
-from .molecules import (
+from ..chemistry.labels import Labels
+from ..chemistry.molecules import (
     DEFAULT_FINGERPRINT,
     DEFAULT_RADIUS,
     DEFAULT_WIDTH,
     OBJECTIVES,
-    cached,
     check_fingerprint,
     fingerprint_width,
     load_smiles,
 )
+from ..errors import UsageError
+from ..numerics.bits import PackedRows, aligned_rows, pack_rows, shared_tensor
+from ..numerics.rows import first_occurrences
+from ..packed_space import PackedSearchSpace
+from ..stores.cache import cached
+from ..stores.featurise import fingerprint_library, score_library
+from ..stores.store import LibraryStore, is_store
 from .score_table import is_score_table, table_scores
-from .store import LibraryStore, is_store
 from .synthetic import DiscreteProblem, values_bytes
 from .top_k import TOP_K, top_k_found
 

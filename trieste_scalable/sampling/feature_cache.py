@@ -44,7 +44,7 @@ a block of contiguous rows keeps reads of a memory-mapped library sequential."""
 SignStore = Callable[[str, tuple[int, ...], Callable[[], np.ndarray]], np.ndarray]
 """Keeps packed signs across processes: ``store(key, shape, compute)`` returns the uint8 array
 of ``shape`` kept under ``key``, or ``compute()``'s, which it keeps (e.g. a file in the
-screening cache directory: :class:`~trieste_scalable.problems.sign_store.LibrarySignStore`)."""
+screening cache directory: :class:`~trieste_scalable.stores.sign_store.LibrarySignStore`)."""
 
 STORE_VERSION = 1
 """Part of every stored entry's key: bump it when the signs computed for a key change."""

@@ -13,7 +13,7 @@ is told (our models share a dataset's tensor instead of copying it:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -28,17 +28,11 @@ from trieste.models.interfaces import (
 )
 from trieste.types import TensorType
 
+if TYPE_CHECKING:
+    from .search_space import MakeOnDemandSpace
+
 Featurise = Callable[[np.ndarray], np.ndarray]
 """Feature rows [N, W] of points [N, C]; raises ``ValueError`` on a point without features."""
-
-
-class PackedFeatures(Protocol):
-    """A space whose points have bit-packed features (:class:`~.search_space.MakeOnDemandSpace`)."""
-
-    width: int
-
-    def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of ``points`` [N, C] that have features [K] and those, packed [K, W / 8]."""
 
 
 class FeatureRows:
@@ -56,10 +50,9 @@ class FeatureRows:
         self._rows = tf.zeros([0, width], tf.float64)
 
     @classmethod
-    def of(cls, space: PackedFeatures) -> FeatureRows:
-        """The unpacked 0/1 features of ``space``'s points, in float64.
-
-        Featurising raises ``ValueError`` naming the first point without features."""
+    def of(cls, space: MakeOnDemandSpace) -> FeatureRows:
+        """The unpacked 0/1 features of ``space``'s points, in float64 (``ValueError`` naming
+        the first point without features)."""
 
         def featurise(points: np.ndarray) -> np.ndarray:
             kept, packed = space.features(points)

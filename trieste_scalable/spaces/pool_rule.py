@@ -39,6 +39,7 @@ from trieste.types import Tag, TensorType
 
 from ..acquisition.pending import PendingState, Points, proposed, rows_seen
 from ..acquisition.pick_stream import translated_picks
+from ..acquisition.summaries import write_scalars
 from ..acquisition.wrapped_rule import WrapsRule
 from ..packed_space import PackedSearchSpace
 from .coordinate_search import coordinate_search
@@ -120,6 +121,7 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
             raise TypeError(f"{type(self).__name__} needs a FeaturisedModel, got {model!r}")
         dataset = None if datasets is None else datasets.get(OBJECTIVE)
         tuples, bits = self._pool(search_space, model, dataset)
+        write_scalars("pool", {"size": self.last_pool_size})
         pool = PackedSearchSpace(bits, search_space.width)
         inner_data = None if dataset is None else {OBJECTIVE: model.encode(dataset)}
         result = self._rule.acquire(pool, {OBJECTIVE: model.inner}, inner_data)

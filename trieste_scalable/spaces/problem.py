@@ -71,24 +71,16 @@ class ProductLabels(Sequence[str]):
             raise TypeError("a make-on-demand space's labels are read one at a time")
         made = self.library.product(self.rows[[int(index)]][0])
         if made is None:
-            raise LookupError(f"the reaction fails for {self.name(int(index))}: no product")
+            name = self.library.name(self.rows[[int(index)]][0])
+            raise LookupError(f"the reaction fails for {name}: no product")
         return made
-
-    def name(self, index: int) -> str:
-        """The candidate's name, its reagents' names joined by ``_``."""
-        return "_".join(self.reagent_names(index))
-
-    def reagent_names(self, index: int) -> list[str]:
-        """The names of the candidate's reagents, one a component."""
-        tuple_ = self.rows[[index]][0].astype(np.int64)
-        return [r.names[int(i)] for r, i in zip(self.library.reagents, tuple_)]
 
 
 @dataclass(frozen=True)
 class MakeOnDemandProblem:
     """Screening a make-on-demand space (module docstring): a
     :class:`~trieste_scalable.problems.campaign_problem.MoleculeProblem` whose objective is
-    always an oracle, so ``values`` is empty and :attr:`values_known` false.
+    always an oracle, so ``values`` is empty and ``values_known`` false.
 
     :ivar name: What is screened, for reports.
     :ivar points: The reagent tuples by flat index.
@@ -124,7 +116,7 @@ class MakeOnDemandProblem:
 
     def initial_ids(self, rng: np.random.Generator, num: int) -> np.ndarray:
         """``num`` distinct candidates whose products exist, drawn uniformly among the usable
-        reagents of each component (:meth:`MakeOnDemandSpace.sample`)."""
+        reagents of each component (:meth:`~.search_space.MakeOnDemandSpace.sample`)."""
         points = self.space.sample(num, seed=int(rng.integers(2**31)))
         return self.indices(points)
 
@@ -144,15 +136,14 @@ class MakeOnDemandProblem:
         return ["smiles", "name", *reagent_columns(self.library)]
 
     def identity(self, index: int) -> list[str]:
-        parts = self.labels.reagent_names(index)
+        parts = self.library.reagent_names(self.points[[index]][0])
         return [self.labels[index], "_".join(parts), *parts]
 
     def identity_matches(self, index: np.ndarray, logged: list[list[str]]) -> np.ndarray:
         """Whether each logged row names the candidate's reagents (the products are not made
         again to check them)."""
-        return np.array(
-            [row[1:2] == [self.labels.name(int(i))] for i, row in zip(index, logged)], dtype=bool
-        )
+        names = [self.candidate_name(int(i)) for i in index]
+        return np.array([row[1:2] == [name] for name, row in zip(names, logged)], dtype=bool)
 
     def label_index(self, smiles: set[str]) -> dict[str, int]:
         """None found: finding a product by its SMILES would enumerate the space (a batch
@@ -161,7 +152,7 @@ class MakeOnDemandProblem:
         return {}
 
     def candidate_name(self, index: int) -> str:
-        return self.labels.name(index)
+        return self.library.name(self.points[[index]][0])
 
     def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
         """None: no product's value is known up front."""

@@ -22,8 +22,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..chemistry.molecules import fingerprint_width, fingerprints
 from ..errors import UsageError
-from ..problems.molecules import fingerprint_width, fingerprints
 from .lru import LRUCache
 from .reagents import Reagents
 
@@ -82,9 +82,13 @@ class ReactionLibrary:
         """Products in the library: the product of the reagent counts (Python's ``int``)."""
         return math.prod(self.counts)
 
+    def reagent_names(self, index: Sequence[int]) -> list[str]:
+        """The names of the tuple's reagents, one a component."""
+        return [r.names[int(i)] for r, i in zip(self.reagents, index)]
+
     def name(self, index: Sequence[int]) -> str:
         """The product's name: its reagents' names joined by ``_`` (Walters' names)."""
-        return "_".join(r.names[int(i)] for r, i in zip(self.reagents, index))
+        return "_".join(self.reagent_names(index))
 
     def product(self, index: Sequence[int]) -> Optional[str]:
         """The canonical SMILES of the tuple's product, or ``None`` if its reaction fails.
@@ -112,13 +116,11 @@ class ReactionLibrary:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rows of ``indices`` [N, C] whose products exist [K] and those products' packed
         fingerprints [K, ceil(W / 8)], ``settings`` being the fingerprint's kind, radius and size
-        (:func:`~trieste_scalable.problems.molecules.fingerprints`, of the product parsed from its
+        (:func:`~trieste_scalable.chemistry.molecules.fingerprints`, of the product parsed from its
         canonical SMILES).
         Stereocentres are features (``chirality``): products are distinct by canonical SMILES,
         and Walters' reagent lists hold many stereoisomers, which would otherwise share a
-        fingerprint and be one candidate to a model (on his 10^6 subset, the 100 best products
-        by his similarity objective have 55 distinct atom-pair fingerprints without it, 100
-        with it)."""
+        fingerprint and be one candidate to a model (``design_measurements.md``)."""
         from rdkit import Chem
 
         made = self.products(indices)

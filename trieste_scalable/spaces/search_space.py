@@ -12,7 +12,7 @@ import tensorflow as tf
 from trieste.space import SearchSpace
 from trieste.types import TensorType
 
-from ..problems.molecules import fingerprint_width
+from ..chemistry.molecules import fingerprint_width
 from .lru import LRUCache
 from .reaction import ReactionLibrary
 
@@ -26,7 +26,7 @@ class MakeOnDemandSpace(SearchSpace):
 
     :param library: The reaction and its reagent lists.
     :param fingerprint: The products' fingerprint: kind, radius and size
-        (:func:`~trieste_scalable.problems.molecules.fingerprints`).
+        (:func:`~trieste_scalable.chemistry.molecules.fingerprints`).
     :param cache_size: Products whose fingerprints are kept.
     """
 

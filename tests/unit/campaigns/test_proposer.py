@@ -17,7 +17,7 @@ from trieste.data import Dataset
 from trieste_scalable.acquisition.pick_stream import announce
 from trieste_scalable.campaigns.engine.proposer import BackgroundProposer, Proposal
 from trieste_scalable.evaluation.evaluators import Evaluation
-from trieste_scalable.problems.molecules import CACHE_LIBRARY, for_library
+from trieste_scalable.stores.cache import CACHE_LIBRARY, for_library
 
 
 class ScriptedAskTell:

@@ -20,7 +20,7 @@ from trieste_scalable.campaigns.spec.defaults import resolved  # noqa: E402
 from trieste_scalable.campaigns.spec.library import ProposeSpec  # noqa: E402
 from trieste_scalable.cli import main  # noqa: E402
 from trieste_scalable.errors import CampaignError, UsageError  # noqa: E402
-from trieste_scalable.problems.featurise import score_library  # noqa: E402
+from trieste_scalable.stores.featurise import score_library  # noqa: E402
 
 from ...util import (
     csv_rows,  # noqa: E402

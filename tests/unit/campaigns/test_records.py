@@ -11,14 +11,14 @@ import pytest
 from trieste_scalable.campaigns.directory.records import EvaluationLog, InFlight, Job
 from trieste_scalable.campaigns.spec.defaults import resolved
 from trieste_scalable.campaigns.spec.library import ScreenSpec
+from trieste_scalable.chemistry.molecules import celecoxib_mpo, parse
 from trieste_scalable.cli import main
 from trieste_scalable.cluster.evaluators import WithLatency
 from trieste_scalable.errors import CampaignError
 from trieste_scalable.evaluation.evaluators import Evaluation, driver_times, run_objective
 from trieste_scalable.evaluation.oracles import PythonOracle, is_table_objective, oracle_for
-from trieste_scalable.problems.molecules import celecoxib_mpo, parse
 from trieste_scalable.problems.screening import screening_problem
-from trieste_scalable.problems.store_build import build_store
+from trieste_scalable.stores.store_build import build_store
 
 from ...util import moses, write_library
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
+from trieste_scalable.campaigns.migrations import LEGACY_SETTINGS
 from trieste_scalable.campaigns.screen import screen
 from trieste_scalable.campaigns.spec.campaign import OptimizeSpec
 from trieste_scalable.campaigns.spec.defaults import resolved
 from trieste_scalable.campaigns.spec.library import ScreenSpec
 from trieste_scalable.campaigns.spec.record import (
-    LEGACY_SETTINGS,
     SPECIFICATIONS,
     changed_settings,
     read_record,

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from trieste_scalable.cli import main
-from trieste_scalable.problems import cache_admin
-from trieste_scalable.problems.molecules import for_library, library_label
 from trieste_scalable.problems.screening import screening_problem
+from trieste_scalable.stores import cache_admin
+from trieste_scalable.stores.cache import for_library, library_label
 
 from ...util import write_library
 

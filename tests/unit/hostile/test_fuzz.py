@@ -31,7 +31,7 @@ from trieste_scalable.campaigns.directory.lock import CampaignLock
 from trieste_scalable.cli import main
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP, ExactDictionary, NystromGPR, ReplicatedGPR
-from trieste_scalable.problems.molecules import cache_dir
+from trieste_scalable.stores.cache import cache_dir
 
 from ...util import moses, replicated_dataset, screen_argv, se_kernel
 

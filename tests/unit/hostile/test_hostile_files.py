@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from trieste_scalable.acquisition import BatchUCBState, rule_state
+from trieste_scalable.chemistry.molecules import read_smiles
 from trieste_scalable.cli import main
-from trieste_scalable.problems.molecules import read_smiles
 from trieste_scalable.problems.score_table import TableSpec, read_table
-from trieste_scalable.problems.store_build import build_store
+from trieste_scalable.stores.store_build import build_store
 
 from ...util import moses, screen_argv
 

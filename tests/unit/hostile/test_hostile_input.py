@@ -45,8 +45,8 @@ from trieste_scalable.evaluation.evaluators import (
 )
 from trieste_scalable.models import AdaptiveSVGP, NystromGPR, ReplicatedGPR
 from trieste_scalable.models.fitting import NOISE_FLOOR
-from trieste_scalable.problems.featurise import _cached, fingerprint_chunk
-from trieste_scalable.problems.molecules import CACHE_VERSION, cached
+from trieste_scalable.stores.cache import CACHE_VERSION, cached
+from trieste_scalable.stores.featurise import _cached, fingerprint_chunk
 
 from ...util import write_library
 

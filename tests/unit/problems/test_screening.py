@@ -11,9 +11,7 @@ import pytest
 from rdkit import Chem
 from rdkit.Chem import QED, Crippen, rdFingerprintGenerator, rdMolDescriptors
 
-from trieste_scalable.numerics.bits import PackedRows
-from trieste_scalable.packed_space import PackedSearchSpace
-from trieste_scalable.problems.molecules import (
+from trieste_scalable.chemistry.molecules import (
     CELECOXIB,
     DEFAULT_FINGERPRINT,
     DEFAULT_RADIUS,
@@ -25,6 +23,8 @@ from trieste_scalable.problems.molecules import (
     qed,
     unary_counts,
 )
+from trieste_scalable.numerics.bits import PackedRows
+from trieste_scalable.packed_space import PackedSearchSpace
 from trieste_scalable.problems.screening import screening_problem
 
 from ...util import moses
@@ -184,8 +184,8 @@ def test_moses_full_is_read_from_the_molsets_data_files(
 def test_labels_over_mapped_bytes_equal_labels_built_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trieste_scalable.problems import labels as labels_module
-    from trieste_scalable.problems.labels import Labels
+    from trieste_scalable.chemistry import labels as labels_module
+    from trieste_scalable.chemistry.labels import Labels
 
     strings = ["CCO", "", "c1ccccc1", "é-ü", "N#N", "C"]
     encoded = [s.encode() for s in strings]

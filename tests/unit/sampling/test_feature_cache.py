@@ -14,10 +14,10 @@ from trieste.space import DiscreteSearchSpace
 
 from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
 from trieste_scalable.acquisition.pathwise_source import pathwise_source
+from trieste_scalable.chemistry.molecules import fingerprints, parse
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import AdaptiveSVGP
 from trieste_scalable.numerics.bits import PackedRows, on_bits, pack_rows
-from trieste_scalable.problems.molecules import fingerprints, parse
 from trieste_scalable.sampling import ChunkedSampleScorer, TanimotoFeatures
 from trieste_scalable.sampling.feature_cache import SignCache, pack
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from trieste_scalable.chemistry.molecules import fingerprints, parse
 from trieste_scalable.errors import UsageError
-from trieste_scalable.problems.molecules import fingerprints, parse
 from trieste_scalable.spaces.reaction import (
     AMIDE,
     QUINAZOLINE,

@@ -24,8 +24,8 @@ from ...models import (
 )
 from ...models.builders import RECOMMENDED_VARIANCE_OPTIMISM
 from ...models.no_model import NoModel
-from ...problems.sign_store import LibrarySignStore
 from ...sampling.scoring import RemoteSampleScoring
+from ...stores.sign_store import LibrarySignStore
 from .registry import Algorithm
 from .registry import algorithm as entry_of
 

@@ -33,13 +33,9 @@ class Algorithm:
     :ivar rule: Its rule's class in :mod:`trieste_scalable.acquisition`, and
         ``rule_options`` what its builder passes it beside the campaign's settings.
     :ivar confidence_width: It takes the campaign's confidence width (``--width``).
-    :ivar hallucinated_batches: It grows batches by hallucinated variances, so the papers'
-        regulariser (``--regulariser``) is its, and its batch-start marginals can be scored on
-        a store's actors.
     :ivar batch_policies: The batch policies it follows (``--batch-policy``); its epochs set the
         batches of a rule with ``("adaptive",)`` only.
     :ivar stopping_threshold: It ends batches or epochs by a threshold C (``--ratio-threshold``).
-    :ivar epochs: Its batches are epochs of one candidate repeated (a threshold above 1).
     :ivar scored_on_actors: ``--scoring-actors`` scores a library store for it.
     :ivar adaptive_when_asynchronous: Its batches are adaptive in asynchronous campaigns
         (workers take points as they free); else the command's default policy holds (a rule
@@ -61,10 +57,8 @@ class Algorithm:
     rule: str
     rule_options: tuple[tuple[str, Any], ...] = ()
     confidence_width: bool = False
-    hallucinated_batches: bool = False
     batch_policies: tuple[str, ...] = ("fixed",)
     stopping_threshold: bool = False
-    epochs: bool = False
     scored_on_actors: bool = False
     adaptive_when_asynchronous: bool = True
     proposals_per_worker: tuple[tuple[str, int], ...] = ()
@@ -72,6 +66,17 @@ class Algorithm:
     inducing: tuple[int | None, int | None] = (None, None)
     screening_noise_share: float = 1.0
     evaluates_once: bool = False
+
+    @property
+    def hallucinated_batches(self) -> bool:
+        """It grows batches by hallucinated variances (its family), so the papers' regulariser
+        (``--regulariser``) is its."""
+        return self.family == "hallucinated"
+
+    @property
+    def epochs(self) -> bool:
+        """Its batches are epochs of one candidate repeated (its family)."""
+        return self.family == "epochs"
 
     def per_worker(self, policy: str) -> int:
         """Points an asynchronous acquisition proposes per worker under ``policy``."""
@@ -83,11 +88,11 @@ class Algorithm:
         return self.inducing[1 if library else 0]
 
 
-_UCB: dict[str, Any] = dict(hallucinated_batches=True, scored_on_actors=True, confidence_width=True)
+_UCB: dict[str, Any] = dict(scored_on_actors=True, confidence_width=True)
 _ADAPTIVE: dict[str, Any] = dict(
     _UCB, batch_policies=("adaptive", "fixed"), stopping_threshold=True
 )
-_MINI: dict[str, Any] = dict(batch_policies=("adaptive",), stopping_threshold=True, epochs=True)
+_MINI: dict[str, Any] = dict(batch_policies=("adaptive",), stopping_threshold=True)
 ALGORITHMS: dict[str, Algorithm] = {
     entry.name: entry
     for entry in (

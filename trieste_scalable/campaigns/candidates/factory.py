@@ -93,7 +93,8 @@ def _make_on_demand(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
         # the inner model is built from the rows the wrapper keeps: one copy, shared
         rows = FeatureRows.of(problem.space)
         inner, rule = fingerprints(rows.dataset(data), remaining)
-        return FeaturisedModel(inner, rows), MakeOnDemandPoolRule(rule, seed=spec.seed)
+        pool_rule = MakeOnDemandPoolRule(rule, seed=spec.seed, **spec.pool_options())
+        return FeaturisedModel(inner, rows), pool_rule
 
     counts = " x ".join(str(n) for n in problem.library.counts)
     description = f"a make-on-demand space of {counts} = {problem.library.size:.3g} products"

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ...chemistry.molecules import fingerprint_width
 from ...errors import UsageError
-from ...problems.molecules import fingerprint_width
 from ..algorithms.registry import algorithm
 from ..spec.library import LibrarySpec
 

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from ...acquisition import rule_state
 from ...errors import CampaignError, UsageError
 from ...problems.score_table import is_score_table
+from ..migrations import hash_matches
 from ..spec.campaign import CampaignSpec
 from ..spec.library import ScreenSpec
 from ..spec.record import LIBRARY_HASH, changed_settings, read_record
@@ -84,7 +85,7 @@ def check_same_campaign(
         details = ", ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in changed.items())
         raise UsageError(f"{needs} the original settings (changed: {details})")
     logged_hash = original.library_hash
-    if logged_hash in (None, library_hash) or (legacy_hash and logged_hash == legacy_hash()):
+    if hash_matches(logged_hash, library_hash, legacy_hash):
         return
     what, restore = "the library's content", "the original library file"
     if isinstance(spec, ScreenSpec) and is_score_table(spec.objective):

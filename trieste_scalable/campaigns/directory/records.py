@@ -38,6 +38,7 @@ from trieste.data import Dataset
 
 from ...errors import CampaignError
 from ...evaluation.evaluators import Evaluation
+from ..migrations import with_timing_columns
 from .lock import write_atomically
 
 _log = logging.getLogger(__name__)
@@ -191,26 +192,16 @@ class EvaluationLog:
             lines = list(csv.reader(io.StringIO(raw.decode("utf-8"), newline="")))
         except (UnicodeDecodeError, csv.Error) as error:
             raise CampaignError(f"{self.path} is not a readable CSV file ({error})") from None
-        if lines and lines[0] == self._legacy_header:
-            lines = self._add_timing_columns(lines[1:])
+        if lines and lines[0] == self._legacy_header:  # a log from before one engine
+            rows = with_timing_columns(lines[1:], len(self._legacy_header), str(self.path))
+            lines = [self.header] + rows
+            write_atomically(self.path, _csv(lines))
         if not lines or lines[0] != self.header:
             found = lines[0] if lines else "nothing"
             raise CampaignError(
                 f"{self.path}: header {found} is not that of this campaign ({self.header})"
             )
         return lines[1:]
-
-    def _add_timing_columns(self, rows: list[list[str]]) -> list[list[str]]:
-        """An older log's rows with job numbers (their order) and blank timings, written back."""
-        width = len(self._legacy_header)
-        for n, row in enumerate(rows):
-            if len(row) != width:
-                raise CampaignError(
-                    f"{self.path}, line {n + 2}: expected {width} fields, found {len(row)}"
-                )
-        lines = [self.header] + [[*row, str(n), "", "", "", "", ""] for n, row in enumerate(rows)]
-        write_atomically(self.path, _csv(lines))
-        return lines
 
     def _check_identities(self, ids: np.ndarray, rows: list[list[str]]) -> None:
         width = len(self.problem.identity_columns())

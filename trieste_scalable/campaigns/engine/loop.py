@@ -289,8 +289,7 @@ class _Submissions:
         Expected at the rate of busy workers, ``num_workers`` over the mean run time of the
         evaluations ``finished`` so far (a list that only grows), not at the rate seen since
         the start: that counts the first acquisition, when nothing ran, and kept the second
-        from starting until the first's proposals had run out (a make-on-demand screen's
-        acquisitions take 7-13 s, and its 8 workers of 2 s waited for most of the second)."""
+        from starting until the first's proposals had run out (``design_measurements.md``)."""
         if self.late():
             return 0
         self._busy += sum(e.finished - e.started for e in finished[self._counted :])

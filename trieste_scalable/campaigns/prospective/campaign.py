@@ -36,12 +36,13 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ...errors import CampaignError, UsageError
-from ...problems.molecules import for_library, library_label
+from ...stores.cache import for_library, library_label
 from ..candidates.factory import Candidates, candidates
 from ..candidates.memory_estimate import check_memory
 from ..directory.checks import check_same_campaign
 from ..directory.lock import CampaignLock, write_atomically
 from ..directory.records import Job
+from ..migrations import with_absolute_library
 from ..spec.defaults import resolved
 from ..spec.library import ProposeSpec
 from ..spec.record import read_record, record
@@ -268,7 +269,7 @@ class ProspectiveCampaign:
         """The rule's next batch (cut at the budget) and the model's prediction and standard
         deviation of each, in the user's units; the records of the acquisition written first."""
         from ...acquisition import rule_state
-        from ...problems.extra_fingerprints import fingerprint_rows
+        from ...stores.extra_fingerprints import fingerprint_rows
         from .model import History, next_batch
 
         told = set(logged.jobs.tolist())
@@ -332,15 +333,12 @@ def _absolute_library(spec: ProposeSpec) -> ProposeSpec:
 
 
 def _absolute_saved_library(saved: Path, spec: ProposeSpec) -> None:
-    """Rewrite ``run.json`` with the library as an absolute path if it holds the relative
-    path of ``spec``'s library (a campaign started before libraries were kept absolute; the
-    rest of the file as it was: the library check still reads its hash)."""
-    kept = read_record(saved).spec
-    library = Path(getattr(kept, "library", ""))
-    if library.is_absolute() or not library.exists() or library.resolve() != Path(spec.library):
-        return
+    """Rewrite ``run.json`` of a campaign started before libraries were kept absolute
+    (:func:`~trieste_scalable.campaigns.migrations.with_absolute_library`)."""
+    read_record(saved)  # a damaged record is named
     settings = json.loads(saved.read_text(encoding="utf-8-sig"))
-    write_atomically(saved, json.dumps({**settings, "library": spec.library}))
+    if (updated := with_absolute_library(settings, spec.library)) is not None:
+        write_atomically(saved, json.dumps(updated))
 
 
 def _keep_changed_sizes(saved: Path, spec: ProposeSpec, library_hash: str) -> None:

@@ -8,8 +8,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Optional
 
+from ...chemistry.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH
 from ...errors import UsageError
-from ...problems.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH
 from ..algorithms.registry import algorithm as entry_of
 from .campaign import CampaignSpec, Spec
 from .library import MAKE_ON_DEMAND_FACTOR, LibrarySpec, ProposeSpec, ScreenSpec
@@ -31,7 +31,7 @@ def resolved(spec: Spec) -> Spec:
       :data:`~.library.MAKE_ON_DEMAND_FACTOR` over a make-on-demand space);
     - ``screen``'s ``fingerprint``, ``radius``, ``fingerprint_width``: a resumed campaign's own,
       a library store's, else
-      :data:`~trieste_scalable.problems.molecules.DEFAULT_FINGERPRINT` (``featurise``'s too).
+      :data:`~trieste_scalable.chemistry.molecules.DEFAULT_FINGERPRINT` (``featurise``'s too).
 
     :raise UsageError: If ``--resume`` names a campaign of another command, or a library store's
         manifest cannot be read; or on a combination the filled-in values make bad.
@@ -82,7 +82,7 @@ def _fingerprint(spec: LibrarySpec, saved: Optional[CampaignSpec]) -> dict[str, 
     if isinstance(saved, LibrarySpec):
         defaults = {name: getattr(saved, name) for name in defaults}
     elif saved is None:
-        from ...problems.store import LibraryStore, is_store
+        from ...stores.store import LibraryStore, is_store
 
         if is_store(spec.library):
             stored = LibraryStore(spec.library).fingerprint

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Optional, cast
+from typing import Any, ClassVar, Optional, cast
 
-from ...errors import UsageError
-from ...problems.molecules import (
+from ...chemistry.molecules import (
     BUILTIN_LIBRARIES,
     DEFAULT_FINGERPRINT,
     DEFAULT_WIDTH,
@@ -19,6 +18,7 @@ from ...problems.molecules import (
     MOSES_FULL,
     OBJECTIVES,
 )
+from ...errors import UsageError
 from ...problems.score_table import renamed
 from ..algorithms.registry import LIBRARY_DEFAULT, listed
 from .campaign import CampaignSpec, flag, too_many
@@ -26,9 +26,8 @@ from .fields import setting
 
 MAKE_ON_DEMAND_FACTOR = 2
 """How many times more points an asynchronous acquisition proposes over a make-on-demand space
-(``--reaction``) than over a library: its acquisitions cost mostly building their pool (7-13 s
-on 2 cores, growing with the model), whatever the batch, and 4N picks an acquisition fed 8
-workers of 2 s only up to about 1,000 evaluations (``benchmarks/results/make_on_demand.txt``)."""
+(``--reaction``) than over a library: its acquisitions cost mostly building their pool, whatever
+the batch (``benchmarks/results/design_measurements.md``)."""
 
 WORKERS = "evaluations on Ray workers (the [distributed] extra)"
 MAKE_ON_DEMAND = "make-on-demand space (docs/screening.md)"
@@ -83,11 +82,44 @@ class LibrarySpec(CampaignSpec):
         group=MAKE_ON_DEMAND,
         path=True,
     )
+    pool_size: Optional[int] = setting(
+        None, "products of lowest bound in each batch's pool", group=MAKE_ON_DEMAND
+    )
+    pool_starts: Optional[int] = setting(
+        None,
+        "coordinate searches building a pool, half from the best products",
+        group=MAKE_ON_DEMAND,
+    )
+    pool_move_size: Optional[int] = setting(
+        None, "reagents a move of a search scores (0: every usable one)", group=MAKE_ON_DEMAND
+    )
+    pool_sweeps: Optional[int] = setting(
+        None, "most sweeps of a search over the components", group=MAKE_ON_DEMAND
+    )
+    pool_random_share: Optional[float] = setting(
+        None, "random products added to a pool, a share of --pool-size", group=MAKE_ON_DEMAND
+    )
 
     @property
     def higher_is_better(self) -> bool:
         """The direction of the user's scores."""
         return not self.lower_is_better
+
+    def pool_options(self) -> dict[str, Any]:
+        """The make-on-demand pool rule's settings given
+        (:class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`'s defaults for the
+        rest), its search's bound the mean less ``--beta`` standard deviations."""
+        given: dict[str, Any] = dict(
+            pool_size=self.pool_size,
+            num_starts=self.pool_starts,
+            move_size=self.pool_move_size,
+            max_sweeps=self.pool_sweeps,
+            random_share=self.pool_random_share,
+        )
+        options = {name: value for name, value in given.items() if value is not None}
+        if options.get("move_size") == 0:
+            options["move_size"] = None  # every usable reagent
+        return {**options, "beta": self.beta}
 
     @property
     def fingerprint_settings(self) -> tuple[str, int, int]:
@@ -134,6 +166,15 @@ class LibrarySpec(CampaignSpec):
             given = "--reaction" if self.reaction else "--reagents"
             other = "--reagents" if self.reaction else "--reaction"
             raise UsageError(f"{given} needs {other}: a reaction and one reagent file a template")
+        pool = ("pool_size", "pool_starts", "pool_move_size", "pool_sweeps", "pool_random_share")
+        for name in pool:
+            value = getattr(self, name)
+            if value is not None and not self.reaction:
+                raise UsageError(f"{flag(self, name)} sets the pool of a make-on-demand space: "
+                                 "it needs --reaction")  # fmt: skip
+            least = 0 if name in ("pool_move_size", "pool_random_share") else 1
+            if value is not None and not (math.isfinite(value) and value >= least):
+                raise UsageError(f"{flag(self, name)} must be at least {least}, got {value}")
         if not self.reaction:
             return
         if self.library != "moses-20k":
@@ -214,7 +255,7 @@ class ScreenSpec(LibrarySpec):
     def _check_ranges(self) -> None:
         """The screening settings first (the command line checked them first), then the
         common ones."""
-        from ...problems.store import is_store
+        from ...stores.store import is_store
 
         if not (math.isfinite(self.noise) and self.noise >= 0):
             raise UsageError(f"--noise must be finite and non-negative, got {self.noise}")

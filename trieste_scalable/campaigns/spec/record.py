@@ -1,7 +1,8 @@
 """``run.json``: a campaign's specification and its library's content hash, written when the
 campaign starts (:func:`record`) and reloaded by ``--resume`` (:func:`read_record`), which may
-change only the settings of ``RESUMABLE``. Records written by earlier versions still load:
-a setting they predate takes the value those campaigns ran with (``LEGACY_SETTINGS``)."""
+change only the settings of ``RESUMABLE``. Records written by earlier versions still load: a setting
+they predate takes the value those campaigns ran with
+(:mod:`~trieste_scalable.campaigns.migrations`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ...errors import CampaignError
+from ..migrations import with_legacy_settings
 from .campaign import CampaignSpec, OptimizeSpec
 from .library import ProposeSpec, ScreenSpec
 
@@ -28,11 +30,6 @@ RESUMABLE = {"budget", "quiet", "resume", "logdir", "batch_size", "max_batch_siz
     "timeout",
 }
 """Settings that may change when resuming (everything else must match the original run)."""
-LEGACY_SETTINGS = {"batch_policy": "adaptive", "fingerprint": "bits", "radius": 2} | {
-    "fingerprint_width": 1024
-}
-"""Settings of campaigns logged before the setting existed: what they ran with (adaptive
-batches; Morgan bits of radius 2, 1,024 wide)."""
 
 
 @dataclass(frozen=True)
@@ -74,9 +71,8 @@ def read_record(path: Path) -> RunRecord:
     unknown = sorted(set(saved) - names)
     if unknown:
         raise CampaignError(f"{path} is damaged: {command} has no setting {unknown[0]!r}")
-    legacy = {name: value for name, value in LEGACY_SETTINGS.items() if name in names}
     try:
-        spec = kind(**{**legacy, **saved})
+        spec = kind(**with_legacy_settings(saved, names))
     except (TypeError, ValueError) as error:
         raise CampaignError(f"{path} is damaged ({error})") from None
     if library_hash is not None and not isinstance(library_hash, str):

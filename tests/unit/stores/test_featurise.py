@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trieste_scalable.problems import featurise
-from trieste_scalable.problems.featurise import fingerprint_library, score_library
-from trieste_scalable.problems.molecules import OBJECTIVES, fingerprints, parse
+from trieste_scalable.chemistry.molecules import OBJECTIVES, fingerprints, parse
+from trieste_scalable.stores import featurise
+from trieste_scalable.stores.featurise import fingerprint_library, score_library
 
 from ...util import moses
 

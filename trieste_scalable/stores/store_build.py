@@ -2,7 +2,7 @@
 
 Shard ``k`` holds what is new in input molecules ``k * shard_size ...`` of the sources read in
 order; its chunks are fingerprinted by a :data:`ChunkMap` (in this process, on worker processes
-or on a Ray cluster: :mod:`~trieste_scalable.problems.chunk_maps`), the next shards' chunks
+or on a Ray cluster: :mod:`~trieste_scalable.stores.chunk_maps`), the next shards' chunks
 running while one is written (:func:`shards_in_flight`). Duplicates are removed across shards
 by 64-bit row hashes, each match checked against the stored row's bytes.
 """
@@ -17,17 +17,17 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from ..errors import UsageError
-from ..files import replace_atomically
-from ..numerics.rows import first_occurrences, row_hashes
-from .featurise import CHUNK_SIZE, fingerprint_chunk
-from .molecules import (
+from ..chemistry.molecules import (
     DEFAULT_FINGERPRINT,
     DEFAULT_RADIUS,
     DEFAULT_WIDTH,
     fingerprint_width,
     read_smiles,
 )
+from ..errors import UsageError
+from ..files import replace_atomically
+from ..numerics.rows import first_occurrences, row_hashes
+from .featurise import CHUNK_SIZE, fingerprint_chunk
 from .store import (
     FORMAT_VERSION,
     MANIFEST,
@@ -46,7 +46,7 @@ ChunkMap = Callable[
 """Starts fingerprinting chunks of SMILES with settings ``(kind, radius, size)``; the callable it
 returns waits for each chunk's unparseable positions [K] and packed fingerprints [n - K, W], in
 order (so the next shards' chunks run while this one is written). One that has a ``cpus``
-attribute runs that many chunks at once (:mod:`~trieste_scalable.problems.chunk_maps`); one
+attribute runs that many chunks at once (:mod:`~trieste_scalable.stores.chunk_maps`); one
 without computes them as it is called (two shards in flight, as with no CPUs)."""
 
 
@@ -76,7 +76,7 @@ def build_store(
     :param chunk_map: Fingerprints chunks of SMILES: maps ``(chunks, settings)`` to each chunk's
         unparseable positions and packed fingerprints, in order (default: in this process; the
         command line passes worker processes or Ray tasks,
-        :mod:`~trieste_scalable.problems.chunk_maps`).
+        :mod:`~trieste_scalable.stores.chunk_maps`).
     :param progress: Called with a line after each shard.
     :raise StoreError: If ``out`` holds a store of other sources or settings, or a listed shard
         no longer matches its hash.

@@ -15,9 +15,9 @@ import tensorflow as tf
 from trieste_scalable.acquisition import BatchThompsonSampling, ThompsonState
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.numerics.bits import PackedRows, pack_rows
-from trieste_scalable.problems.sign_store import LibrarySignStore
 from trieste_scalable.sampling import TanimotoFeatures
 from trieste_scalable.sampling.feature_cache import SignCache
+from trieste_scalable.stores.sign_store import LibrarySignStore
 
 from ..sampling.test_feature_cache import _model_and_space
 

@@ -24,16 +24,10 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from ..chemistry.molecules import OBJECTIVES, fingerprint_width, fingerprints
 from ..errors import UsageError
 from ..files import replace_atomically
-from .molecules import (
-    CACHE_VERSION,
-    OBJECTIVES,
-    cache_dir,
-    fingerprint_width,
-    fingerprints,
-    touch,
-)
+from .cache import CACHE_VERSION, cache_dir, touch
 
 ChunkTask = Callable[[Sequence[str], tuple], tuple[np.ndarray, ...]]
 

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 
 from trieste_scalable.cli import main
-from trieste_scalable.problems.store import (
+from trieste_scalable.stores.store import (
     LibraryStore,
     StoreError,
     read_manifest,
     shard_hash,
     write_manifest,
 )
-from trieste_scalable.problems.store_build import build_store
+from trieste_scalable.stores.store_build import build_store
 
 from ...util import write_library
 

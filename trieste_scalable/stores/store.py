@@ -31,11 +31,12 @@ from typing import Any, Iterable, Iterator, Literal, Optional, Sequence
 
 import numpy as np
 
+from ..chemistry.labels import Labels
+from ..chemistry.molecules import FINGERPRINTS, fingerprint_width
 from ..errors import UsageError
 from ..files import file_hash, replace_atomically
 from ..numerics.rows import index_keys, row_hashes
-from .labels import Labels
-from .molecules import FINGERPRINTS, cached, fingerprint_width
+from .cache import cached
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -123,7 +124,7 @@ class LibraryStore:
 
     def packed(self) -> np.ndarray:
         """Every shard's packed fingerprints in one array [N, W], memory-mapped copy-on-write
-        from one file in the cache directory (:func:`~.molecules.cached`: written once per
+        from one file in the cache directory (:func:`~.cache.cached`: written once per
         store, a shard at a time, and checked against its hash when read). Its pages are read
         as rows are used and can be dropped under memory pressure, so a process holding the
         library holds little of it; TensorFlow shares the array

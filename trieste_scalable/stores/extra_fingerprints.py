@@ -9,9 +9,9 @@ from typing import Sequence
 import numpy as np
 import tensorflow as tf
 
+from ..chemistry.molecules import fingerprint_width
 from ..numerics.bits import unpack_bits
 from .featurise import fingerprint_library
-from .molecules import fingerprint_width
 
 
 def fingerprint_rows(smiles: Sequence[str], settings: tuple[str, int, int]) -> np.ndarray:

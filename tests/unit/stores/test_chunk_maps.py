@@ -14,9 +14,9 @@ from typing import Any, Sequence
 
 import pytest
 
-from trieste_scalable.problems.chunk_maps import ProcessChunkMap
-from trieste_scalable.problems.featurise import CHUNK_SIZE, fingerprint_chunk
-from trieste_scalable.problems.store_build import build_store, shards_in_flight
+from trieste_scalable.stores.chunk_maps import ProcessChunkMap
+from trieste_scalable.stores.featurise import CHUNK_SIZE, fingerprint_chunk
+from trieste_scalable.stores.store_build import build_store, shards_in_flight
 
 from ...util import moses, write_library
 
@@ -88,7 +88,7 @@ def test_a_non_positive_number_of_processes_is_refused() -> None:
 
 _STARTS_WORKERS = """
 import sys
-from trieste_scalable.problems.chunk_maps import ProcessChunkMap
+from trieste_scalable.stores.chunk_maps import ProcessChunkMap
 chunk_map = ProcessChunkMap(2)
 chunk_map([["CCO"], ["CCN"]], ("bits", 2, 1024))()  # both workers up
 print(" ".join(str(pid) for pid in chunk_map._pool._processes), flush=True)

@@ -2,7 +2,7 @@
 sizes and last use, and pruning by library, age or total size, never removing an entry that a
 running process holds.
 
-Entries (:func:`~trieste_scalable.problems.molecules.cached`) are ``NAME-DIGEST.npy`` files with
+Entries (:func:`~trieste_scalable.stores.cache.cached`) are ``NAME-DIGEST.npy`` files with
 a ``NAME-DIGEST.sha256`` sidecar that records the library they were computed for (entries
 written before it did are listed as ``(unrecorded)``) and whose modification time is their last
 use; featurising's chunk results (``chunks/``) are shared by every library whose SMILES they

@@ -14,18 +14,18 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
-from trieste_scalable.numerics.bits import shareable
-from trieste_scalable.numerics.rows import index_keys, row_hashes
-from trieste_scalable.problems.featurise import fingerprint_chunk
-from trieste_scalable.problems.molecules import (
+from trieste_scalable.chemistry.molecules import (
     DEFAULT_FINGERPRINT,
     DEFAULT_RADIUS,
     DEFAULT_WIDTH,
     fingerprints,
     parse,
 )
+from trieste_scalable.numerics.bits import shareable
+from trieste_scalable.numerics.rows import index_keys, row_hashes
 from trieste_scalable.problems.screening import screening_problem
-from trieste_scalable.problems.store import (
+from trieste_scalable.stores.featurise import fingerprint_chunk
+from trieste_scalable.stores.store import (
     MANIFEST,
     LibraryStore,
     StoreError,
@@ -33,7 +33,7 @@ from trieste_scalable.problems.store import (
     shard_hash,
     write_manifest,
 )
-from trieste_scalable.problems.store_build import build_store
+from trieste_scalable.stores.store_build import build_store
 
 from ...util import moses
 

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .molecules import CACHE_LIBRARY, cached, for_library
+from .cache import CACHE_LIBRARY, cached, for_library
 
 _log = logging.getLogger(__name__)
 
@@ -18,7 +18,7 @@ _log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class LibrarySignStore:
     """Batch TS's sign features of a screening library, kept in the cache directory beside its
-    fingerprints (:func:`~trieste_scalable.problems.molecules.cached`: checked on reading,
+    fingerprints (:func:`~trieste_scalable.stores.cache.cached`: checked on reading,
     written atomically), so a resumed campaign, or another on the same library and seed,
     does not hash the library again (a
     :class:`~trieste_scalable.sampling.feature_cache.SignStore`).
@@ -30,7 +30,7 @@ class LibrarySignStore:
     directory: Optional[str] = None
     library: str = ""
     """The library whose entries they are (``trieste-scalable cache``; default: the caller's
-    :data:`~trieste_scalable.problems.molecules.CACHE_LIBRARY`)."""
+    :data:`~trieste_scalable.stores.cache.CACHE_LIBRARY`)."""
 
     def __call__(
         self, key: str, shape: tuple[int, ...], compute: Callable[[], np.ndarray]
