@@ -2,15 +2,15 @@
 (:mod:`.reaction`).
 
 Two formats are read, optionally gzipped: Walters' ``.smi`` (``SMILES name`` a line, as in his
-reagent-level Thompson sampling, GitHub ``PatWalters/TS``), and a CSV with ``smiles`` and ``name``
-columns (any case; other columns are ignored). A ``.smi`` line without a name is named by its line
-number (``L12``).
+reagent-level Thompson sampling, GitHub ``PatWalters/TS``; the name is the rest of the line,
+spaces kept), and a CSV with ``smiles`` and ``name`` columns (any case; other columns are
+ignored). A ``.smi`` line without a name is named by its line number (``L12``).
 
 What is refused, naming the file and the line (:class:`~trieste_scalable.errors.UsageError`): a
 file that cannot be read, one with no reagent, a SMILES that does not parse, and a name given
 twice (a product is named by its reagents' names). A reagent whose canonical SMILES repeats an
-earlier one's is dropped, with a warning: its products would all be products already listed
-(Walters' ``primary_amines_ok.smi`` holds three such repeats).
+earlier one's is dropped, with one warning for the file: its products would all be products
+already listed (Walters' ``primary_amines_ok.smi`` holds three such repeats).
 """
 
 from __future__ import annotations
@@ -57,12 +57,15 @@ def read_reagents(path: Path | str) -> Reagents:
 
     RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]  # stubs miss it
     path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"reagent file {path} is a directory: give one file a component")
     if not path.is_file():
         raise UsageError(f"reagent file {path} does not exist")
     smiles: list[str] = []
     names: list[str] = []
     molecules: list[Any] = []
     first_line: dict[str, int] = {}  # canonical SMILES and names: the line they were first on
+    repeats: list[str] = []
     for line, text, name in _entries(path):
         molecule = Chem.MolFromSmiles(text)
         if molecule is None:
@@ -74,15 +77,18 @@ def read_reagents(path: Path | str) -> Reagents:
             )
         canonical = Chem.MolToSmiles(molecule)
         if canonical in first_line:
-            _log.warning(
-                f"{path}, line {line}: {text} is the reagent of line {first_line[canonical]} "
-                "again; it is used once"
-            )
+            repeats.append(f"line {line}: {text} is the reagent of line {first_line[canonical]}")
             continue
         first_line[canonical], first_line[f"name:{name}"] = line, line
         smiles.append(canonical)
         names.append(name)
         molecules.append(molecule)
+    if repeats:
+        more = f" and {len(repeats) - 3} more" if len(repeats) > 3 else ""
+        _log.warning(
+            f"{path}: {len(repeats)} reagents repeat an earlier one, each used once "
+            f"({'; '.join(repeats[:3])}{more})"
+        )
     if not smiles:
         raise UsageError(f"reagent file {path} holds no reagent")
     return Reagents(path, tuple(smiles), tuple(names), tuple(molecules))
@@ -109,7 +115,7 @@ def _entries(path: Path) -> list[tuple[int, str, str]]:
             ]
         entries = []
         for n, text in enumerate(handle, start=1):
-            fields = text.split()
+            fields = text.strip().split(maxsplit=1)  # the name: the rest of the line
             if fields:
-                entries.append((n, fields[0], fields[1] if len(fields) > 1 else f"L{n}"))
+                entries.append((n, fields[0], fields[1].strip() if len(fields) > 1 else f"L{n}"))
         return entries

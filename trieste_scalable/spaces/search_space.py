@@ -70,30 +70,37 @@ class MakeOnDemandSpace(SearchSpace):
         raise AttributeError("a make-on-demand space has no numerical bounds")
 
     def sample(self, num_samples: int, seed: Optional[int] = None) -> TensorType:
-        """``num_samples`` distinct tuples whose products exist [num_samples, C], uniform over
+        """``num_samples`` tuples [num_samples, C] whose products exist and are distinct molecules
+        (by canonical SMILES: two tuples that make one product are one candidate), uniform over
         the usable reagents of each component; ``seed`` makes the draw repeatable (else NumPy's
         global generator seeds it).
 
-        :raise ValueError: If 100 rounds of draws found fewer (a space of few products).
+        :raise ValueError: If 100 rounds of draws found fewer (a space of few products), saying
+            how many distinct tuples were tried and how many of them made no product.
         """
         rng = np.random.default_rng(seed if seed is not None else np.random.randint(2**31))
-        found: dict[tuple[int, ...], None] = {}
+        found: dict[str, tuple[int, ...]] = {}  # product -> the first tuple that made it
+        tried: set[tuple[int, ...]] = set()
         for _ in range(100):  # each round draws what is missing, twice over
             missing = num_samples - len(found)
             if missing <= 0:
                 break
             for row in self.library.random_tuples(2 * missing, rng):
                 key = tuple(int(i) for i in row)
-                if key not in found and self.library.product(key) is not None:
-                    found[key] = None
+                made = None if key in tried else self.library.product(key)
+                tried.add(key)
+                if made is not None and made not in found:
+                    found[made] = key
                     if len(found) == num_samples:
                         break
         if len(found) < num_samples:
+            failed = sum(self.library.product(key) is None for key in tried)
             raise ValueError(
-                f"asked for {num_samples} distinct products, found {len(found)}: few of the "
-                "space's reagent tuples make a product"
+                f"asked for {num_samples} distinct products, found {len(found)}: {failed} of the "
+                f"{len(tried)} reagent tuples tried made no product"
             )
-        points = np.array(list(found), dtype=np.float64).reshape(-1, len(self.library.counts))
+        points = np.array(list(found.values()), dtype=np.float64)
+        points = points.reshape(-1, len(self.library.counts))
         return tf.constant(points)
 
     def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:

@@ -65,6 +65,7 @@ def test_a_screen_logs_each_product_with_its_reagents_and_resumes(tmp_path: Path
     "settings, message",
     [
         (dict(reaction=AMIDE), "--reaction needs --reagents"),
+        (dict(reaction=" ", reagents=[AMINES]), "--reaction is empty"),
         (dict(reagents=[AMINES, ACIDS]), "--reagents needs --reaction"),
         (dict(reaction=AMIDE, reagents=[AMINES]), "2 reactant templates but 1 reagent files"),
         (dict(reaction="[C:1]>>", reagents=[AMINES]), "has no product"),
@@ -73,6 +74,7 @@ def test_a_screen_logs_each_product_with_its_reagents_and_resumes(tmp_path: Path
         (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], library="x.smi"), "give one"),
         (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], objective="table:x.csv"), "score table"),
         (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], algorithm="mini-ucb"), "repeats"),
+        (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], algorithm="random"), "no model"),
         (dict(pool_size=100), "--pool-size sets the pool of a make-on-demand space"),
         (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], pool_starts=0), "--pool-starts must be"),
         (dict(reaction=AMIDE, reagents=[AMINES, ACIDS], pool_random_share=-1.0), "at least 0"),
@@ -161,6 +163,9 @@ def test_a_prospective_campaign_picks_what_screen_picks_with_the_lab_as_oracle(
     assert [r["name"] for r in told] == [r["name"] for r in screened]
     with pytest.raises(UsageError, match="--extra"):
         lab.tell([{"smiles": "CCO", "score": "0.5"}], extra=True)
+    with pytest.raises(UsageError, match="not proposed") as refused:
+        lab.tell([{"smiles": "CCO", "score": "0.5"}])
+    assert "--extra" not in str(refused.value)  # hints name only what the campaign accepts
 
 
 def test_the_pool_rules_settings_come_from_the_specification_and_its_size_is_logged(
@@ -198,3 +203,25 @@ def test_a_prospective_campaign_proposes_over_the_whole_quinazoline_space(tmp_pa
     )  # fmt: skip
     batch = lab.propose()
     assert len(batch.smiles) == 10 and len(set(batch.smiles)) == 10
+
+
+def test_a_space_of_too_few_products_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Ten amines and ten acids, one of each reactive: 100 tuples, one product. The initial
+    design cannot be drawn, which is said with the reaction and the tuples that failed (not
+    blamed on the objective after run.json is written)."""
+    amines, acids = tmp_path / "amines.smi", tmp_path / "acids.smi"
+    amines.write_text(
+        "CCN ethylamine\n" + "".join(f"{'C' * n}O alcohol{n}\n" for n in range(1, 10))
+    )
+    acids.write_text(
+        "CC(=O)O acetic\n" + "".join(f"{'C' * n}Cl chloride{n}\n" for n in range(1, 10))
+    )
+    logdir = tmp_path / "run"
+    argv = ["screen", "--reaction", AMIDE, "--reagents", str(amines), str(acids), "--quiet"]
+    argv += ["--objective", "qed", "--initial", "4", "--budget", "4", "--logdir", str(logdir)]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "makes too few products" in error and "found 1" in error and "made no product" in error
+    assert not logdir.exists()

@@ -170,3 +170,18 @@ def test_a_product_two_tuples_make_counts_once(tmp_path: Path) -> None:
     made = [library.product(p) for p in batch.numpy().astype(int)]
     assert batch.shape == (4, 2) and len(set(made)) == 4
     assert library.product([0, 0]) not in made
+
+
+def test_the_initial_design_draws_each_product_once(tmp_path: Path) -> None:
+    """Methyl and ethyl acetate make the same amides: of the 9 tuples, 6 products. A draw of 6
+    is every product once (never one under both esters), and a seventh does not exist."""
+    (tmp_path / "amines.smi").write_text("CCN ethyl\nCCCN propyl\nNCc1ccccc1 benzyl\n")
+    (tmp_path / "esters.smi").write_text("CC(=O)OC methyl_ac\nCC(=O)OCC ethyl_ac\nCCC(=O)OC pr\n")
+    reaction = "[#6:1][NH2:2].[#6:4][C:3](=O)O[#6]>>[#6:1][NH:2][C:3]([#6:4])=O"
+    files = [read_reagents(tmp_path / f) for f in ("amines.smi", "esters.smi")]
+    space = MakeOnDemandSpace(ReactionLibrary(reaction, files), FINGERPRINT)
+    for seed in range(5):
+        drawn = space.sample(6, seed=seed).numpy().astype(int)
+        assert len({space.library.product(p) for p in drawn}) == 6
+    with pytest.raises(ValueError, match="asked for 7 distinct products, found 6"):
+        space.sample(7, seed=0)

@@ -84,11 +84,14 @@ def test_reagent_files_in_both_formats_and_repeats_used_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     smi = tmp_path / "r.smi"
-    smi.write_text("CN first\n\nNCC\nC(N) again\n")  # C(N) is CN: dropped; NCC unnamed: L3
+    smi.write_text("CN first one\n\nNCC\nC(N) again\nNC again\n")  # C(N), NC are CN: dropped
     with caplog.at_level(logging.WARNING):
         reagents = read_reagents(smi)
-    assert reagents.smiles == ("CN", "CCN") and reagents.names == ("first", "L3")
-    assert "line 4: C(N) is the reagent of line 1 again" in caplog.text
+    assert reagents.smiles == ("CN", "CCN") and reagents.names == ("first one", "L3")
+    assert "2 reagents repeat an earlier one, each used once (line 4: C(N) is the reagent of " in (
+        caplog.text
+    )
+    assert len(caplog.records) == 1  # one line a file, not one a repeat
     csv = tmp_path / "r.csv"
     csv.write_text("ID,Name,SMILES\n1,methyl,CN\n2,ethyl,CCN\n")
     assert read_reagents(csv).names == ("methyl", "ethyl")
@@ -112,6 +115,8 @@ def test_bad_reagent_files_are_refused_with_file_and_line(
     assert str(path) in str(raised.value)
     with pytest.raises(UsageError, match="does not exist"):
         read_reagents(tmp_path / "missing.smi")
+    with pytest.raises(UsageError, match="is a directory"):
+        read_reagents(tmp_path)
 
 
 def test_bad_reactions_are_refused(tmp_path: Path) -> None:

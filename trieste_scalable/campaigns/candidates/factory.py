@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from trieste.data import Dataset
 
+from ...errors import UsageError
 from ...problems.campaign_problem import MoleculeProblem
 from ..run.runner import Build
 from ..spec.library import LibrarySpec
@@ -87,6 +88,10 @@ def _make_on_demand(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
     problem = make_on_demand_problem(
         spec.reaction, spec.reagents, spec.fingerprint_settings, higher_is_better=higher_is_better
     )
+    try:  # the initial design exists before anything is written
+        problem.space.sample(spec.initial, seed=spec.seed)
+    except ValueError as error:
+        raise UsageError(f"the reaction {spec.reaction} makes too few products: {error}") from None
     fingerprints = library_models(spec)
 
     def models(data: Dataset, remaining: int) -> tuple[Any, Any]:

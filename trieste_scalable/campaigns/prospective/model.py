@@ -126,10 +126,11 @@ def next_batch(
         start = end
     first = [e for e in groups[0] if not e.failed]
     if not first:
+        extra = "a molecule whose score you know (a known active) with --extra, or "
         raise CampaignError(
             "no evaluation told before the first acquisition succeeded: the model has nothing "
-            "to start from; tell a molecule whose score you know (a known active) with "
-            "trieste-scalable tell LOGDIR FILE --extra, or a late measurement with --correct"
+            f"to start from; tell {extra if problem.takes_extra_molecules else ''}a late "
+            "measurement with trieste-scalable tell LOGDIR FILE --correct"
         )
     data = _dataset(first)
     after_initial = int(np.sum(history.logged.batches[: counts[0][0]] > 0))

@@ -121,9 +121,15 @@ def checked_tell(
                 "is told once (a score to change: tell it with --correct); nothing was logged"
             )
         elif not extra:
+            hint = (
+                "if the chemist made it, tell it with --extra (extra=True)"
+                if problem.takes_extra_molecules
+                else "a make-on-demand campaign is told the products it proposed, as written in "
+                "its batch file"
+            )
             raise UsageError(
-                f"{at}: {row.smiles} was not proposed by this campaign (or is not pending); if "
-                "the chemist made it, tell it with --extra (extra=True); nothing was logged"
+                f"{at}: {row.smiles} was not proposed by this campaign (or is not pending); "
+                f"{hint}; nothing was logged"
             )
         elif value is None:
             raise UsageError(

@@ -12,7 +12,7 @@ from ...chemistry.molecules import DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_
 from ...errors import UsageError
 from ..algorithms.registry import algorithm as entry_of
 from .campaign import CampaignSpec, Spec
-from .library import MAKE_ON_DEMAND_FACTOR, LibrarySpec, ProposeSpec, ScreenSpec
+from .library import LibrarySpec, ProposeSpec, ScreenSpec
 from .record import read_record
 
 
@@ -49,9 +49,7 @@ def resolved(spec: Spec) -> Spec:
     policy = spec.batch_policy or policy
     batch_size = spec.batch_size or spec.default_batch_size
     if spec.batch_size is None and isinstance(spec, ScreenSpec) and spec.runs_asynchronously:
-        per_worker = entry.per_worker(policy)
-        if spec.reaction:  # its acquisitions cost mostly building a pool
-            per_worker *= MAKE_ON_DEMAND_FACTOR
+        per_worker = entry.per_worker(policy) * spec.proposals_factor
         batch_size = per_worker * int(spec.workers or 0)
     filled: dict[str, Any] = dict(algorithm=algorithm, batch_size=batch_size, batch_policy=policy)
     if isinstance(spec, LibrarySpec):

@@ -105,6 +105,12 @@ class LibrarySpec(CampaignSpec):
         """The direction of the user's scores."""
         return not self.lower_is_better
 
+    @property
+    def proposals_factor(self) -> int:
+        """How many times more points an asynchronous acquisition proposes than over an
+        enumerated library: :data:`MAKE_ON_DEMAND_FACTOR` over a make-on-demand space."""
+        return MAKE_ON_DEMAND_FACTOR if self.reaction else 1
+
     def pool_options(self) -> dict[str, Any]:
         """The make-on-demand pool rule's settings given
         (:class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`'s defaults for the
@@ -162,6 +168,8 @@ class LibrarySpec(CampaignSpec):
     def _check_make_on_demand(self) -> None:
         """:raise UsageError: On ``--reaction`` without ``--reagents`` or the other way, beside
         ``--library``, or with a rule that repeats candidates."""
+        if self.reaction is not None and not self.reaction.strip():
+            raise UsageError("--reaction is empty: give a reaction SMARTS, one template a file")
         if bool(self.reaction) != bool(self.reagents):
             given = "--reaction" if self.reaction else "--reagents"
             other = "--reagents" if self.reaction else "--reaction"
@@ -181,6 +189,11 @@ class LibrarySpec(CampaignSpec):
             raise UsageError("--library and --reaction both name the library: give one")
         if self.entry is not None and self.entry.epochs:
             raise UsageError(f"--reaction: {self.algorithm} repeats candidates; pick another rule")
+        if self.entry is not None and self.entry.model_size == "none":
+            raise UsageError(
+                f"--reaction: {self.algorithm} has no model to build each batch's pool of "
+                "products with; pick another rule"
+            )
 
     def _check_ranges(self) -> None:
         for name, least in (("radius", 1), ("fingerprint_width", 8)):
@@ -249,7 +262,7 @@ class ScreenSpec(LibrarySpec):
         points in flight."""
         if self.max_batch_size is None and self.runs_asynchronously:
             assert self.workers is not None
-            return 2 * self.workers * (MAKE_ON_DEMAND_FACTOR if self.reaction else 1)
+            return 2 * self.workers * self.proposals_factor
         return super().batch_cap()
 
     def _check_ranges(self) -> None:
