@@ -85,9 +85,10 @@ def read_reagents(path: Path | str) -> Reagents:
         molecules.append(molecule)
     if repeats:
         more = f" and {len(repeats) - 3} more" if len(repeats) > 3 else ""
+        many = len(repeats) > 1
         _log.warning(
-            f"{path}: {len(repeats)} reagents repeat an earlier one, each used once "
-            f"({'; '.join(repeats[:3])}{more})"
+            f"{path}: {len(repeats)} reagent{'s' * many} repeat{'s' * (not many)} an earlier one"
+            f", used once ({'; '.join(repeats[:3])}{more})"
         )
     if not smiles:
         raise UsageError(f"reagent file {path} holds no reagent")

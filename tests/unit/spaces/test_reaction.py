@@ -88,7 +88,7 @@ def test_reagent_files_in_both_formats_and_repeats_used_once(
     with caplog.at_level(logging.WARNING):
         reagents = read_reagents(smi)
     assert reagents.smiles == ("CN", "CCN") and reagents.names == ("first one", "L3")
-    assert "2 reagents repeat an earlier one, each used once (line 4: C(N) is the reagent of " in (
+    assert "2 reagents repeat an earlier one, used once (line 4: C(N) is the reagent of " in (
         caplog.text
     )
     assert len(caplog.records) == 1  # one line a file, not one a repeat
