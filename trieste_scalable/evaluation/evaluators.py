@@ -148,7 +148,17 @@ def run_objective(
     """
     start = time.perf_counter()
     with time_limit(timeout):
-        value = float(objective(argument))
+        value = checked_value(objective(argument))
+    return value, time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
+
+
+def checked_value(returned: Any) -> float:
+    """What an objective ``returned``, as a float.
+
+    :raise ValueError: If it is NaN, an infinity or beyond :data:`MAX_ABS_VALUE`, saying the
+        value as the objective returned it.
+    """
+    value = float(returned)
     if not math.isfinite(value):
         raise ValueError(f"the objective returned {value}, not a finite number")
     if abs(value) > MAX_ABS_VALUE:
@@ -156,7 +166,7 @@ def run_objective(
             f"the objective returned {value:g}, beyond +-{MAX_ABS_VALUE:g} (its square would "
             "overflow the model's float64 sums)"
         )
-    return value, time.perf_counter() - start, f"{socket.gethostname()}:{os.getpid()}"
+    return value
 
 
 def driver_times(submitted: float, received: float, seconds: float) -> tuple[float, float]:

@@ -30,6 +30,7 @@ import numpy as np
 from ..chemistry.molecules import OBJECTIVES
 from ..errors import UsageError
 from ..problems.score_table import TableSpec, is_score_table
+from .evaluators import checked_value
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ class Oriented:
     higher_is_better: bool
 
     def __call__(self, smiles: str) -> float:
-        value = self.oracle(smiles)
+        value = checked_value(self.oracle(smiles))  # a failure names the oracle's own value
         return -value if self.higher_is_better else value
 
     def score(self, observed: float) -> float:

@@ -155,6 +155,18 @@ def test_a_worker_fails_an_evaluation_whose_value_is_not_a_finite_number(returne
     assert value == -1.5 and seconds >= 0.0 and worker
 
 
+def test_a_failed_value_is_named_as_the_objective_returned_it() -> None:
+    """Higher is better: the oracle's +inf is what the error says, not the -inf Trieste would
+    have been told."""
+    from trieste_scalable.evaluation.oracles import Oriented
+
+    with pytest.raises(ValueError, match=r"returned inf, not a finite number"):
+        run_objective(Oriented(lambda _: float("inf"), higher_is_better=True), "CCO")
+    with pytest.raises(ValueError, match=r"returned 1e\+200, beyond"):
+        run_objective(Oriented(lambda _: 1e200, higher_is_better=True), "CCO")
+    assert run_objective(Oriented(lambda _: 0.5, higher_is_better=True), "CCO")[0] == -0.5
+
+
 @pytest.mark.parametrize(
     "submitted, received, seconds, expected",
     [
