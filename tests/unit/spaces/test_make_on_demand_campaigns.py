@@ -28,9 +28,13 @@ def _rows(logdir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_a_screen_logs_each_product_with_its_reagents_and_resumes(tmp_path: Path) -> None:
+def test_a_screen_logs_each_product_with_its_reagents_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     logdir = tmp_path / "run"
     done = screen(reaction=AMIDE, reagents=[AMINES, ACIDS], logdir=logdir, **FAST)
+    said = capsys.readouterr().out
+    assert "24 evaluations told" in said and "busy" not in said  # in this process: no workers
     rows = _rows(logdir)
     assert len(rows) == 24 and not any(row["error"] for row in rows)
     problem = make_on_demand_problem(AMIDE, [AMINES, ACIDS], ("morgan", 2, 64))

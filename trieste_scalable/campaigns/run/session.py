@@ -133,7 +133,7 @@ def _run(
         if evaluator is not None:
             evaluator.shutdown()
     title = f"{spec.algorithm} on {problem.name}"
-    report(files.log, problem, result, title, time.perf_counter() - start, oracle is not None)
+    report(files.log, problem, result, title, time.perf_counter() - start, workers is not None)
     return result
 
 
