@@ -119,9 +119,8 @@ class MakeOnDemandSpace(SearchSpace):
         for key, row in fresh.items():
             self._rows.put(key, row)
         found = [(i, row) for i, row in enumerate(rows) if row is not None]
-        packed = np.zeros((len(found), -(-self.width // 8)), dtype=np.uint8)
-        for n, (_, row) in enumerate(found):
-            packed[n] = row
+        empty = np.zeros((0, -(-self.width // 8)), dtype=np.uint8)
+        packed = np.stack([row for _, row in found]) if found else empty
         return np.array([i for i, _ in found], dtype=np.int64), packed
 
     def _contains(self, value: TensorType) -> TensorType:
