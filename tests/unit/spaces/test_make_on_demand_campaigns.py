@@ -229,3 +229,20 @@ def test_a_space_of_too_few_products_is_refused_before_anything_is_written(
     error = capsys.readouterr().err
     assert "makes too few products" in error and "found 1" in error and "made no product" in error
     assert not logdir.exists()
+
+
+def test_a_campaign_resumes_with_its_reagent_files_named_another_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started with relative paths, resumed with absolute ones to the same files: the same
+    settings (before, ``--resume`` refused them as changed)."""
+    import shutil
+
+    for source in (AMINES, ACIDS):
+        shutil.copy(source, tmp_path / source.name)
+    monkeypatch.chdir(tmp_path)
+    relative = [AMINES.name, ACIDS.name]
+    screen(reaction=AMIDE, reagents=relative, logdir="run", **FAST)
+    absolute = [str(tmp_path / name) for name in relative]
+    screen(reaction=AMIDE, reagents=absolute, logdir="run", resume=True, **(FAST | dict(budget=24)))
+    assert len(_rows(tmp_path / "run")) == 32

@@ -82,12 +82,28 @@ def read_record(path: Path) -> RunRecord:
 
 def changed_settings(original: CampaignSpec, now: CampaignSpec) -> dict[str, tuple[Any, Any]]:
     """The settings ``now`` changes from ``original`` that a resumed campaign may not
-    change (their names, each with the original value and the new one)."""
+    change (their names, each with the original value and the new one); a path names the same
+    file or directory however it is written (relative or absolute)."""
     if type(original) is not type(now):
         return {"command": (original.command, now.command)}
+
+    def same(spec_field: dataclasses.Field, before: Any, after: Any) -> bool:
+        if spec_field.metadata.get("path") and before is not None and after is not None:
+            before, after = _resolved_paths(before), _resolved_paths(after)
+        return bool(before == after)
+
     return {
         spec_field.name: (getattr(original, spec_field.name), getattr(now, spec_field.name))
         for spec_field in dataclasses.fields(now)
         if spec_field.name not in RESUMABLE
-        and getattr(original, spec_field.name) != getattr(now, spec_field.name)
+        and not same(spec_field, getattr(original, spec_field.name), getattr(now, spec_field.name))
     }
+
+
+def _resolved_paths(value: str | tuple[str, ...]) -> str | tuple[str, ...]:
+    """A path setting (or a tuple of them) with each path that exists made absolute."""
+
+    def resolved(path: str) -> str:
+        return str(Path(path).resolve()) if Path(path).exists() else path
+
+    return resolved(value) if isinstance(value, str) else tuple(resolved(p) for p in value)
