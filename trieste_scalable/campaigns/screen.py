@@ -81,6 +81,7 @@ def run_screen(spec: ScreenSpec) -> ScreenResult:
 
 def _run_screen(spec: ScreenSpec) -> ScreenResult:
     from .candidates.factory import candidates
+    from .directory.checks import check_same_settings
     from .directory.records import EvaluationLog
     from .run.session import run_session
 
@@ -90,6 +91,9 @@ def _run_screen(spec: ScreenSpec) -> ScreenResult:
         raise CampaignError(
             "screening needs RDKit: pip install 'trieste-scalable[molecules]'"
         ) from None
+    saved = Path(spec.logdir) / "run.json"
+    if spec.resume and saved.is_file():
+        check_same_settings(saved, spec)  # before the library is read: it may take minutes
     table = spec.scores_up_front
     oracle = None if table else _oracle(spec, None)
     found = candidates(

@@ -246,3 +246,19 @@ def test_a_campaign_resumes_with_its_reagent_files_named_another_way(
     absolute = [str(tmp_path / name) for name in relative]
     screen(reaction=AMIDE, reagents=absolute, logdir="run", resume=True, **(FAST | dict(budget=24)))
     assert len(_rows(tmp_path / "run")) == 32
+
+
+def test_resume_without_the_space_is_refused_before_a_library_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--resume`` without ``--reaction``/``--reagents`` names the changed settings at once, not
+    after featurising the default library (a minute on MOSES)."""
+    from trieste_scalable.campaigns.candidates import factory
+
+    logdir = tmp_path / "run"
+    screen(reaction=AMIDE, reagents=[AMINES, ACIDS], logdir=logdir, **FAST)
+    read: list[object] = []
+    monkeypatch.setattr(factory, "candidates", lambda *a, **k: read.append(a))
+    with pytest.raises(UsageError, match="original settings.*reaction"):
+        screen(logdir=logdir, resume=True, **FAST)
+    assert not read

@@ -15,7 +15,7 @@ from ...problems.score_table import is_score_table
 from ..migrations import hash_matches
 from ..spec.campaign import CampaignSpec
 from ..spec.library import ScreenSpec
-from ..spec.record import LIBRARY_HASH, changed_settings, read_record
+from ..spec.record import LIBRARY_HASH, RunRecord, changed_settings, read_record
 from .records import EvaluationLog
 
 _log = logging.getLogger(__name__)
@@ -63,6 +63,25 @@ def refuse_overwrite(saved: Path, log: EvaluationLog) -> None:
         )
 
 
+def check_same_settings(
+    saved: Path, spec: CampaignSpec, needs: str = "--resume needs"
+) -> RunRecord:
+    """The record ``saved``, checked to hold ``spec``'s settings (bar
+    :data:`~trieste_scalable.campaigns.spec.record.RESUMABLE`); a command checks them before it
+    reads its library, and :func:`check_same_campaign` again with the library's hash.
+
+    :param needs: How the error for changed settings begins.
+    :raise UsageError: On changed settings, naming them.
+    :raise CampaignError: On a damaged settings file.
+    """
+    original = read_record(saved)
+    changed = changed_settings(original.spec, spec)
+    if changed:
+        details = ", ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in changed.items())
+        raise UsageError(f"{needs} the original settings (changed: {details})")
+    return original
+
+
 def check_same_campaign(
     saved: Path,
     spec: CampaignSpec,
@@ -79,12 +98,7 @@ def check_same_campaign(
     :raise UsageError: On changed settings.
     :raise CampaignError: On a damaged settings file or a changed library.
     """
-    original = read_record(saved)
-    changed = changed_settings(original.spec, spec)
-    if changed:
-        details = ", ".join(f"{k}: {old!r} -> {new!r}" for k, (old, new) in changed.items())
-        raise UsageError(f"{needs} the original settings (changed: {details})")
-    logged_hash = original.library_hash
+    logged_hash = check_same_settings(saved, spec, needs).library_hash
     if hash_matches(logged_hash, library_hash, legacy_hash):
         return
     what, restore = "the library's content", "the original library file"
