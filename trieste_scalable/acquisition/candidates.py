@@ -108,6 +108,11 @@ def candidate_points(
     return pool
 
 
+class CandidatesExhausted(ValueError):
+    """A rule has nothing left to pick: every candidate it can reach has been evaluated. A
+    campaign then ends with what it found (it is no error of the rule's)."""
+
+
 class EvaluatedCandidates:
     """Which candidates of a discrete search space have been evaluated (or are pending): the
     rules that exclude them share this (row keys of the candidates are computed once per space;
@@ -119,7 +124,7 @@ class EvaluatedCandidates:
     def __call__(self, search_space: DiscreteSearchSpace, dataset: Optional[Dataset]) -> np.ndarray:
         """Whether each candidate [N] appears among ``dataset``'s query points.
 
-        :raise ValueError: If every candidate has been evaluated (nothing is left to pick).
+        :raise CandidatesExhausted: If every candidate has been evaluated.
         """
         evaluated = self.evaluated_positions(search_space, dataset)
         return mask_of(evaluated, num_candidates(search_space))
@@ -132,7 +137,7 @@ class EvaluatedCandidates:
         queried = None if dataset is None else np.asarray(dataset.query_points)
         evaluated = self.positions(search_space, queried)
         if len(evaluated) == num_candidates(search_space):
-            raise ValueError("every candidate has been evaluated: nothing is left to pick")
+            raise CandidatesExhausted("every candidate has been evaluated: nothing is left to pick")
         return evaluated
 
     def among(self, search_space: DiscreteSearchSpace, rows: Optional[np.ndarray]) -> np.ndarray:

@@ -37,6 +37,7 @@ from trieste.observer import OBJECTIVE
 from trieste.space import SearchSpace
 from trieste.types import Tag, TensorType
 
+from ..acquisition.candidates import CandidatesExhausted
 from ..acquisition.pending import PendingState, Points, proposed, rows_seen
 from ..acquisition.pick_stream import translated_picks
 from ..acquisition.summaries import write_scalars
@@ -171,7 +172,9 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         first = np.sort(first)
         self.last_pool_size = len(first)
         if not len(first):
-            raise ValueError("no product is left to propose: every one scored is evaluated")
+            raise CandidatesExhausted(
+                "no product is left to propose: every one scored is evaluated"
+            )
         return candidates[kept][first], packed[first]
 
     def _starts(

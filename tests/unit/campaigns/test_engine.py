@@ -162,3 +162,23 @@ def test_proposals_kept_ahead_follow_busy_workers_not_the_time_since_the_start()
     assert loop.ahead(finished, 8.0) == math.ceil(2 * 8 / 3 * 8)
     loop.submitted = 990
     assert loop.ahead(finished, 8.0) == 10  # within the budget
+
+
+@pytest.mark.parametrize("whole_batches", [True, False])
+def test_a_rule_with_nothing_left_to_pick_ends_the_campaign_with_what_it_found(
+    whole_batches: bool,
+) -> None:
+    """20 candidates, 3 evaluated, a budget of 30: random search without repeats picks the 17
+    left, then has none; both modes end there (not an error), each candidate once."""
+    result = run_asynchronous(
+        SPACE,
+        NoModel(),
+        RandomRule(4, seed=1, exclude_evaluated=True),
+        _initial(),
+        InProcessEvaluator(_objective, num_workers=4),
+        30,
+        whole_batches=whole_batches,
+    )
+    assert result.exhausted and result.num_evaluations == 17
+    points = np.asarray(result.dataset.query_points)
+    assert len(np.unique(points, axis=0)) == 20 == len(points)

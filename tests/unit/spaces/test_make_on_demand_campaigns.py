@@ -262,3 +262,26 @@ def test_resume_without_the_space_is_refused_before_a_library_is_read(
     with pytest.raises(UsageError, match="original settings.*reaction"):
         screen(logdir=logdir, resume=True, **FAST)
     assert not read
+
+
+def test_a_space_that_runs_out_of_products_ends_with_what_it_found(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Methyl and ethyl acetate make the same amides: 9 tuples, 6 products. A budget the
+    products cannot fill ends the campaign cleanly (exit 0, said), each molecule evaluated
+    once; ``--resume`` with a larger budget then says there is nothing left (before, both
+    exited 1 advising ``--resume``)."""
+    (tmp_path / "amines.smi").write_text("CCN ethyl\nCCCN propyl\nNCc1ccccc1 benzyl\n")
+    (tmp_path / "esters.smi").write_text("CC(=O)OC methyl_ac\nCC(=O)OCC ethyl_ac\nCCC(=O)OC pr\n")
+    reaction = "[#6:1][NH2:2].[#6:4][C:3](=O)O[#6]>>[#6:1][NH:2][C:3]([#6:4])=O"
+    logdir = tmp_path / "run"
+    argv = ["screen", "--reaction", reaction, "--reagents", str(tmp_path / "amines.smi")]
+    argv += [str(tmp_path / "esters.smi"), "--objective", "qed", "--initial", "2"]
+    argv += ["--batch-size", "2", "--logdir", str(logdir), "--quiet"]
+    assert main([*argv, "--budget", "6"]) == 0
+    rows = _rows(logdir)
+    assert len(rows) == 6 and len({row["smiles"] for row in rows}) == 6
+    assert "ended before its budget" in capsys.readouterr().out
+    assert main([*argv, "--budget", "7", "--resume"]) == 0
+    assert _rows(logdir) == rows
+    assert "ended before its budget, after 0 evaluations" in capsys.readouterr().out

@@ -32,6 +32,7 @@ from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 from trieste.space import SearchSpace
 
+from ...acquisition.candidates import CandidatesExhausted
 from ...evaluation.evaluators import Evaluation, Evaluator
 from .ask_tell import CampaignAskTell
 from .proposer import BackgroundProposer, Proposal, tell
@@ -58,6 +59,7 @@ class CampaignResult:
     :ivar acquisitions: This run's calls of the rule, in order.
     :ivar wall_seconds: From the first submission to the last result.
     :ivar num_workers: Evaluations kept in flight.
+    :ivar exhausted: The rule had nothing left to pick before the budget was used up.
     """
 
     dataset: Dataset
@@ -66,6 +68,7 @@ class CampaignResult:
     acquisitions: list[Acquisition] = field(default_factory=list)
     wall_seconds: float = 0.0
     num_workers: int = 1
+    exhausted: bool = False
 
     @property
     def num_evaluations(self) -> int:
@@ -204,6 +207,9 @@ def _overlapped(
                 if loop.free_workers() == 0:
                     break  # the budget or the time is used up
                 if not proposer.wait():
+                    if proposer.exhausted:  # what could be proposed was: the campaign ends
+                        result.exhausted = True
+                        break
                     raise RuntimeError(
                         "the rule proposes nothing while nothing is in flight (its pending "
                         f"points include {len(result.failures)} failed evaluations it waits for)"
@@ -240,7 +246,11 @@ def _whole_batches(
             # returned them in (Ray workers finish in any order)
             tell(ask_tell, sorted(held, key=lambda e: e.key))
             held.clear()
-            points = ask_tell.ask().numpy()
+            try:
+                points = ask_tell.ask().numpy()
+            except CandidatesExhausted:
+                result.exhausted = True
+                break
             asked(points, time.perf_counter() - start)
             in_hand.extend(Proposal(x, asks, ask_tell.acquisition_state) for x in points)
         loop.submit([in_hand.popleft() for _ in range(min(loop.free_workers(), len(in_hand)))])

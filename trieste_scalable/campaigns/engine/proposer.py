@@ -34,6 +34,7 @@ import tensorflow as tf
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 
+from ...acquisition.candidates import CandidatesExhausted
 from ...acquisition.pending import with_failures
 from ...acquisition.pick_stream import streaming_picks
 from ...evaluation.evaluators import Evaluation
@@ -80,6 +81,8 @@ class BackgroundProposer:
         self._asking = False
         self._closed = False
         self._error: Optional[BaseException] = None
+        self.exhausted = False
+        """Whether the rule said it has nothing left to pick (it is asked no more)."""
         # in the caller's context: what it set (e.g. the library that cache entries written by
         # an acquisition belong to, molecules.CACHE_LIBRARY) holds on this thread too
         context = contextvars.copy_context()
@@ -142,7 +145,7 @@ class BackgroundProposer:
         self._untold = []
 
     def _should_ask(self) -> bool:
-        return len(self._in_hand) < self._wanted and self._new_results
+        return len(self._in_hand) < self._wanted and self._new_results and not self.exhausted
 
     def _raise_error(self) -> None:
         if self._error is not None:
@@ -166,6 +169,11 @@ class BackgroundProposer:
                 state = self.ask_tell.acquisition_state
                 if self._asked is not None:
                     self._asked(points, time.perf_counter() - start)
+            except CandidatesExhausted:
+                with self._cond:
+                    self.exhausted, self._asking = True, False
+                    self._cond.notify_all()
+                return
             except BaseException as error:  # raised on the driver's thread by take/wait
                 with self._cond:
                     self._error, self._asking = error, False

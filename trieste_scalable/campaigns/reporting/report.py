@@ -37,6 +37,11 @@ def report(
         f"done in {seconds:.1f}s: {int(told.sum())} evaluations told, {int((~told).sum())} "
         f"failed, in {int(np.unique(logged.batches[after]).size)} batches{busy}"
     )
+    if result.exhausted:
+        _log.info(
+            f"the campaign ended before its budget, after {len(result.evaluations)} evaluations "
+            "in this run: every candidate the rule can reach has been evaluated"
+        )
     known = problem.values.size > 0 and bool(np.all(np.isfinite(problem.values)))
     if isinstance(problem, MoleculeProblem):
         if problem.values_known:
