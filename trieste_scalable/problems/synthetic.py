@@ -44,8 +44,8 @@ class DiscreteProblem:
 
     @property
     def values_known(self) -> bool:
-        """Whether the values are known up front (they are: regret can be scored)."""
-        return True
+        """Whether every candidate's value is known up front, so regret can be scored."""
+        return bool(np.all(np.isfinite(self.values)))
 
     @property
     def minimum(self) -> float:
