@@ -36,7 +36,7 @@ from ..stores.featurise import fingerprint_library, score_library
 from ..stores.store import LibraryStore, is_store
 from .score_table import is_score_table, table_scores
 from .synthetic import DiscreteProblem, values_bytes
-from .top_k import TOP_K, top_k_found
+from .top_k import TOP_K, top_k_curve, top_k_found
 
 
 @dataclass(frozen=True)
@@ -104,15 +104,9 @@ class ScreeningProblem(DiscreteProblem):
 
     def recall_curve(self, evaluated: np.ndarray, fraction: float) -> np.ndarray:
         """Recall of the top ``fraction`` of the scored candidates after each of the
-        ``evaluated`` indices [N]."""
+        ``evaluated`` indices [N] (:func:`~.top_k.top_k_curve`)."""
         size = max(1, int(np.ceil(fraction * np.isfinite(self.values).sum())))
-        top = np.argsort(self.values, kind="stable")[:size]  # NaN (no score) sorts last
-        first = np.zeros(len(self.values), dtype=bool)
-        new = np.zeros(evaluated.size, dtype=bool)
-        _, first_seen = np.unique(evaluated, return_index=True)
-        new[first_seen] = True  # repeats of a molecule are not new finds
-        first[top] = True
-        return np.cumsum(new & first[evaluated]) / size
+        return top_k_curve(self.values, evaluated, size)
 
     def recall(self, evaluated: np.ndarray, fraction: float) -> float:
         """Share of the library's top ``fraction`` (by true value) among ``evaluated`` indices."""

@@ -29,11 +29,10 @@ def top_k_found(values: np.ndarray, evaluated: np.ndarray, k: int = TOP_K) -> To
     The true top-k are the k lowest values (ties broken by index, as a stable sort does);
     the scores measure compares the multiset of the k lowest evaluated values with theirs.
     """
-    scored = np.flatnonzero(np.isfinite(values))
-    k = min(k, scored.size)
+    top = true_top(values, k)
+    k = top.size
     if k == 0:
         return TopKFound(0.0, 0.0)
-    top = scored[np.argsort(values[scored], kind="stable")[:k]]
     found = np.unique(evaluated.astype(np.int64))
     smiles = np.isin(top, found).sum() / k
     mine = values[found]
@@ -42,3 +41,20 @@ def top_k_found(values: np.ndarray, evaluated: np.ndarray, k: int = TOP_K) -> To
     missed.subtract(best.tolist())
     scores = (k - sum(max(count, 0) for count in missed.values())) / k
     return TopKFound(float(smiles), float(scores))
+
+
+def true_top(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` lowest of ``values`` [A] (NaN unscored, never among them; ties
+    broken by index, as a stable sort does) [min(k, scored)]."""
+    scored = np.flatnonzero(np.isfinite(values))
+    return scored[np.argsort(values[scored], kind="stable")[:k]]
+
+
+def top_k_curve(values: np.ndarray, evaluated: np.ndarray, k: int = TOP_K) -> np.ndarray:
+    """The share of the true top ``k`` of ``values`` (:func:`true_top`) found after each of the
+    ``evaluated`` candidates [N], in order; a repeat of a candidate is not a new find (MolPAL's
+    "SMILES" measure along the campaign) [N]."""
+    top = true_top(values, k)
+    new = np.zeros(len(evaluated), dtype=bool)
+    new[np.unique(evaluated, return_index=True)[1]] = True
+    return np.cumsum(new & np.isin(evaluated, top)) / max(top.size, 1)

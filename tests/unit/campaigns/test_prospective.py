@@ -300,9 +300,8 @@ def test_the_summary_panels_match_independent_computations() -> None:
     point against MolPAL's SMILES measure (:func:`~trieste_scalable.problems.top_k.top_k_found`)."""
     import numpy as np
 
-    from trieste_scalable.campaigns.reporting.report import top_k_share_curve
     from trieste_scalable.campaigns.reporting.screening_summary import running_best_mean
-    from trieste_scalable.problems.top_k import top_k_found
+    from trieste_scalable.problems.top_k import top_k_curve, top_k_found
 
     rng = np.random.default_rng(0)
     values = rng.normal(size=300)
@@ -311,6 +310,6 @@ def test_the_summary_panels_match_independent_computations() -> None:
     library = np.round(rng.normal(size=2000), 1)  # ties, as docking scores have
     library[::50] = np.nan  # unscored molecules
     evaluated = rng.choice(2000, 600, replace=True)
-    curve = top_k_share_curve(library, evaluated)
+    curve = top_k_curve(library, evaluated)
     assert np.all(np.diff(curve) >= 0) and curve[0] >= 0
     assert curve[-1] == pytest.approx(top_k_found(library, evaluated).smiles, abs=1e-12)

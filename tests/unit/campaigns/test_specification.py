@@ -103,7 +103,7 @@ def test_the_command_line_and_keywords_build_the_same_specification() -> None:
         (dict(logdir=3), TypeError, "logdir must be a path"),
         (dict(objective=None), TypeError, "objective must be a string, got None"),
         (dict(seed="abc"), TypeError, "seed must be an integer, got 'abc'"),
-        (dict(seed=-1), UsageError, "--seed must be a non-negative integer"),
+        (dict(seed=-1), UsageError, "--seed must be at least 0, got -1"),
         (dict(command="optimize"), TypeError, "screen\\(\\) has no setting 'command'"),
         (dict(quiet="False"), TypeError, "quiet must be True or False"),
         (dict(skip_invalid="no"), TypeError, "skip_invalid must be True or False"),

@@ -148,7 +148,7 @@ def test_second_campaign_on_a_held_directory_names_the_holder(
         (["optimize", "--noise-variance", "inf"], "--noise-variance must be finite and above"),
         (["optimize", "--beta", "-1"], "--beta must be positive"),
         (["optimize", "--max-batch-size", "0"], "--max-batch-size must be positive"),
-        (["screen", "--noise", "nan"], "--noise must be finite"),
+        (["screen", "--noise", "nan"], "--noise must be at least 0, got nan"),
         (["screen", "--budget", "0"], "--budget must be positive"),
         (["screen", "--scoring-actors", "0"], "--scoring-actors must be positive"),
         (["screen", "--scoring-actors", "2"], "bbkb-local, bkb, gp-bucb, ts over a library store"),

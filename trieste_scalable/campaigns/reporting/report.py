@@ -10,7 +10,7 @@ import numpy as np
 
 from ...problems import DiscreteProblem
 from ...problems.campaign_problem import CampaignProblem, MoleculeProblem
-from ...problems.top_k import TOP_K
+from ...problems.top_k import TOP_K, top_k_curve
 from ..directory.records import EvaluationLog, LoggedEvaluations
 from ..engine.loop import CampaignResult
 from .molecule_pictures import Found, write_best_molecules
@@ -91,7 +91,7 @@ def _molecule_pictures(
     higher, library, found = problem.higher_is_better, None, None
     if problem.values_known:
         library = np.array([problem.user_value(v) for v in problem.values])
-        found = top_k_share_curve(problem.values, ids)
+        found = top_k_curve(problem.values, ids)
     logdir = log.path.parent
     labels = [problem.labels[int(i)] for i in ids]
     names = [problem.candidate_name(int(i)) for i in ids]
@@ -105,21 +105,6 @@ def _molecule_pictures(
     if not plot_screening(logdir / "summary.png", *args):
         return f"no summary.png: matplotlib is not installed (the [plots] extra){also}"
     return f"summary.png{also}"
-
-
-def top_k_share_curve(values: np.ndarray, evaluated: np.ndarray, k: int = TOP_K) -> np.ndarray:
-    """The share of the library's true top ``k`` (lowest ``values``, NaN unscored; ties broken
-    by index) found after each of the ``evaluated`` candidates [N], in order (MolPAL's
-    "SMILES" measure, ``top_k_found``, along the campaign)."""
-    scored = np.flatnonzero(np.isfinite(values))
-    k = min(k, scored.size)
-    if k == 0:
-        return np.zeros(len(evaluated))
-    top = scored[np.argsort(values[scored], kind="stable")[:k]]
-    _, first = np.unique(evaluated, return_index=True)
-    new = np.zeros(len(evaluated), dtype=bool)
-    new[first] = True
-    return np.cumsum(new & np.isin(evaluated, top)) / k
 
 
 def plot_summary(

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Optional, TypeVar, cast, get_type_hints
 from ...errors import UsageError
 from ...problems import PROBLEMS
 from ..algorithms.registry import ALGORITHMS, SYNTHETIC_DEFAULT, Algorithm, listed
-from .fields import checked_value, flags_of, setting
+from .fields import checked_value, flags_of, range_error, setting
 
 MIN_NOISE_VARIANCE = 1e-12  # models.base.NOISE_FLOOR (not imported: specifications load no TF)
 
@@ -60,8 +60,8 @@ class CampaignSpec:
         "default {default_algorithm} (a resumed campaign's own)",
         choices=tuple(ALGORITHMS),
     )
-    budget: int = setting(300, "evaluations after the initial design")
-    initial: int = setting(10, "size of the random initial design")
+    budget: int = setting(300, "evaluations after the initial design", positive=True)
+    initial: int = setting(10, "size of the random initial design", positive=True)
     batch_size: Optional[int] = setting(
         None,
         "for fixed-batch rules (default {default_batch_size}; with --asynchronous, how many "
@@ -73,28 +73,32 @@ class CampaignSpec:
             if entry.per_worker("fixed") != 2
         )
         + ", twice for the other rules; both doubled over a --reaction's space)",
+        positive=True,
     )
     max_batch_size: Optional[int] = setting(
         None,
         "cap adaptive batches (default the batch size; with --asynchronous, twice the number "
         "of workers)",
+        positive=True,
     )
     width: str = setting(
         "constant",
         "the UCB rules' confidence width (constant: --beta)",
         choices=("theory", "reference_code", "constant"),
     )
-    beta: float = setting(2.0, "the constant width's beta")
+    beta: float = setting(2.0, "the constant width's beta", positive=True)
     fit: bool = setting(False, "fit the hyperparameters")
     exploration_rate: Optional[float] = setting(
         None,
         "with --fit, UCB rules add about RATE*sqrt(n) random points in n evaluations so the fits "
         "stay honest (default 3; 0 for none; see docs/fitting.md)",
+        least=0,
     )
     variance_optimism: Optional[float] = setting(
         None,
         "with --fit, UCB rules' models raise the fitted signal variance Z times the fit's noise "
         "share Laplace standard deviations (default 2; 0 for none; see docs/fitting.md)",
+        least=0,
     )
     inducing: Optional[int] = setting(
         None,
@@ -112,6 +116,7 @@ class CampaignSpec:
             for entry in ALGORITHMS.values()
             if entry.model_size == "dictionary"
         ),
+        positive=True,
     )
     ratio_threshold: Optional[float] = setting(
         None,
@@ -127,6 +132,7 @@ class CampaignSpec:
         "batches grow and the theory widths (default the larger of the noise and kernel "
         "variances, so batches keep growing at tiny noise; fixed batches ignore it: see "
         "docs/trieste.md)",
+        positive=True,
     )
     batch_policy: Optional[str] = setting(
         None,
@@ -138,7 +144,7 @@ class CampaignSpec:
         "own)",
         choices=("adaptive", "fixed"),
     )
-    seed: int = setting(0, "the campaign's random seed (a non-negative integer)")
+    seed: int = setting(0, "the campaign's random seed (a non-negative integer)", least=0)
     logdir: str = setting("runs/optimize", "outputs and TensorBoard logs", path=True)
     resume: bool = setting(False, "continue the run in --logdir")
     quiet: bool = setting(False, "no progress bar")
@@ -150,6 +156,9 @@ class CampaignSpec:
                 spec_field, getattr(self, spec_field.name), hints[spec_field.name]
             )
             object.__setattr__(self, spec_field.name, value)
+            error = range_error(spec_field, value)
+            if error:
+                raise UsageError(error)
         self._check_ranges()
 
     @classmethod
@@ -228,19 +237,11 @@ class CampaignSpec:
             raise too_many(self.initial + self.budget, num_candidates)
 
     def _check_ranges(self) -> None:
-        """:raise UsageError: Naming the first setting out of range, as the command line does."""
-        for name in ("budget", "initial", "batch_size", "beta", "max_batch_size", "inducing"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise UsageError(f"{flag(self, name)} must be positive, got {value}")
+        """:raise UsageError: On settings that do not go together (each value's own range, from
+        its field (:func:`~.fields.range_error`), is checked first)."""
         for name in ("exploration_rate", "variance_optimism"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value >= 0):
-                raise UsageError(f"{flag(self, name)} must be finite and >= 0, got {value}")
-            if value is not None and not self.fit:
+            if getattr(self, name) is not None and not self.fit:
                 raise UsageError(f"{flag(self, name)} applies to fitted models: add --fit")
-        if self.seed < 0:
-            raise UsageError(f"--seed must be a non-negative integer, got {self.seed}")
         self._check_regulariser()
         epochs = self.entry is not None and self.entry.epochs
         if epochs and self.batch_policy == "fixed":
@@ -249,21 +250,11 @@ class CampaignSpec:
         if threshold is not None and not (threshold > 1 if epochs else threshold >= 1):
             bound = "above 1" if epochs else "at least 1"
             raise UsageError(f"--ratio-threshold must be {bound}, got {threshold}")
-        for spec_field in dataclasses.fields(self):
-            value, choices = getattr(self, spec_field.name), spec_field.metadata.get("choices")
-            if choices and value is not None and value not in choices:
-                raise UsageError(
-                    f"{flags_of(spec_field)[0]} must be one of {', '.join(choices)}, got {value!r}"
-                )
 
     def _check_regulariser(self) -> None:
-        """:raise UsageError: On a regulariser that is not a positive number, or one given to a
-        rule that has none."""
-        value = self.regulariser
-        if value is None:
+        """:raise UsageError: On a regulariser given to a rule that has none."""
+        if self.regulariser is None:
             return
-        if not (math.isfinite(value) and value > 0):
-            raise UsageError(f"--regulariser must be positive, got {value}")
         if self.entry is not None and not self.entry.hallucinated_batches:
             rules = listed(lambda entry: entry.hallucinated_batches)
             raise UsageError(f"--regulariser applies to {rules}, not {self.algorithm}")
@@ -276,17 +267,15 @@ class OptimizeSpec(CampaignSpec):
     command: ClassVar[str] = "optimize"
 
     problem: str = setting("rkhs3", "a built-in noisy problem", choices=PROBLEMS)
-    num_candidates: Optional[int] = setting(None, "the problem's candidates (its default)")
-    lengthscale: float = setting(0.3, "the kernel's lengthscale")
-    kernel_variance: float = setting(0.1, "the kernel's variance")
+    num_candidates: Optional[int] = setting(
+        None, "the problem's candidates (its default)", positive=True
+    )
+    lengthscale: float = setting(0.3, "the kernel's lengthscale", positive=True)
+    kernel_variance: float = setting(0.1, "the kernel's variance", positive=True)
     noise_variance: float = setting(0.01, "lambda")
 
     def _check_ranges(self) -> None:
         super()._check_ranges()
-        for name in ("lengthscale", "kernel_variance", "num_candidates"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise UsageError(f"{flag(self, name)} must be positive, got {value}")
         if not (math.isfinite(self.noise_variance) and self.noise_variance > MIN_NOISE_VARIANCE):
             raise UsageError(
                 f"--noise-variance must be finite and above {MIN_NOISE_VARIANCE:g} (the models' "

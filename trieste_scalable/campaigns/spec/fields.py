@@ -5,6 +5,7 @@ command line's parser gives (issue: the Python entry point trusted its arguments
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 from dataclasses import Field, field
@@ -21,6 +22,8 @@ def setting(
     flags: Sequence[str] = (),
     group: Optional[str] = None,
     path: bool = False,
+    least: Optional[float] = None,
+    positive: bool = False,
 ) -> Any:
     """A field of a campaign specification.
 
@@ -30,9 +33,27 @@ def setting(
     :param flags: Its command-line flags (default ``--name-with-dashes``).
     :param group: The command line's argument group it is listed under, if any.
     :param path: A path: ``str`` or ``os.PathLike``, kept as ``str`` (``run.json`` is JSON).
+    :param least: The least value it may take (a number, finite), if any.
+    :param positive: A number that must be finite and above 0.
     """
     metadata = dict(help=help, choices=tuple(choices), flags=tuple(flags), group=group, path=path)
-    return field(default=default, metadata=metadata)
+    return field(default=default, metadata=metadata | dict(least=least, positive=positive))
+
+
+def range_error(spec_field: Field, value: Any) -> Optional[str]:
+    """Why ``value`` is out of ``spec_field``'s range or choices (naming its flag), if it is."""
+    if value is None:
+        return None
+    name, meta = flags_of(spec_field)[0], spec_field.metadata
+    choices, least = meta.get("choices"), meta.get("least")
+    if choices and value not in choices:
+        return f"{name} must be one of {', '.join(choices)}, got {value!r}"
+    finite = not isinstance(value, (int, float)) or math.isfinite(value)
+    if meta.get("positive") and not (finite and value > 0):
+        return f"{name} must be positive, got {value}"
+    if least is not None and not (finite and value >= least):
+        return f"{name} must be at least {least:g}, got {value}"
+    return None
 
 
 def flags_of(spec_field: Field) -> tuple[str, ...]:

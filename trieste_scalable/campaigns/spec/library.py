@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar, Optional, cast
 
@@ -42,8 +41,8 @@ class LibrarySpec(CampaignSpec):
     default_batch_size: ClassVar[int] = 100
     default_batch_policy: ClassVar[str] = "fixed"
 
-    budget: int = setting(1000, "evaluations after the initial design")
-    initial: int = setting(100, "random initial molecules")
+    budget: int = setting(1000, "evaluations after the initial design", positive=True)
+    initial: int = setting(100, "random initial molecules", positive=True)
     library: str = setting(
         "moses-20k",
         f"{' or '.join(BUILTIN_LIBRARIES)} (shipped), {MOSES_FULL} (1.9 M molecules; `pip "
@@ -62,11 +61,12 @@ class LibrarySpec(CampaignSpec):
         "Morgan's; counts get the MinMax kernel",
         choices=tuple(FINGERPRINTS),
     )
-    radius: Optional[int] = setting(None, "Morgan fingerprints' radius (default 2)")
+    radius: Optional[int] = setting(None, "Morgan fingerprints' radius (default 2)", least=1)
     fingerprint_width: Optional[int] = setting(
         None,
         f"fingerprint bits (default {DEFAULT_WIDTH}; counts take 3 bits a feature; --width is "
         "the UCB rules' confidence width)",
+        least=8,
     )
     skip_invalid: bool = setting(False, "drop unparseable SMILES")
     reaction: Optional[str] = setting(
@@ -83,21 +83,28 @@ class LibrarySpec(CampaignSpec):
         path=True,
     )
     pool_size: Optional[int] = setting(
-        None, "products of lowest bound in each batch's pool", group=MAKE_ON_DEMAND
+        None, "products of lowest bound in each batch's pool", group=MAKE_ON_DEMAND, positive=True
     )
     pool_starts: Optional[int] = setting(
         None,
         "coordinate searches building a pool, half from the best products",
         group=MAKE_ON_DEMAND,
+        positive=True,
     )
     pool_move_size: Optional[int] = setting(
-        None, "reagents a move of a search scores (0: every usable one)", group=MAKE_ON_DEMAND
+        None,
+        "reagents a move of a search scores (0: every usable one)",
+        group=MAKE_ON_DEMAND,
+        least=0,
     )
     pool_sweeps: Optional[int] = setting(
-        None, "most sweeps of a search over the components", group=MAKE_ON_DEMAND
+        None, "most sweeps of a search over the components", group=MAKE_ON_DEMAND, positive=True
     )
     pool_random_share: Optional[float] = setting(
-        None, "random products added to a pool, a share of --pool-size", group=MAKE_ON_DEMAND
+        None,
+        "random products added to a pool, a share of --pool-size",
+        group=MAKE_ON_DEMAND,
+        least=0,
     )
 
     @property
@@ -180,9 +187,6 @@ class LibrarySpec(CampaignSpec):
             if value is not None and not self.reaction:
                 raise UsageError(f"{flag(self, name)} sets the pool of a make-on-demand space: "
                                  "it needs --reaction")  # fmt: skip
-            least = 0 if name in ("pool_move_size", "pool_random_share") else 1
-            if value is not None and not (math.isfinite(value) and value >= least):
-                raise UsageError(f"{flag(self, name)} must be at least {least}, got {value}")
         if not self.reaction:
             return
         if self.library != "moses-20k":
@@ -196,10 +200,6 @@ class LibrarySpec(CampaignSpec):
             )
 
     def _check_ranges(self) -> None:
-        for name, least in (("radius", 1), ("fingerprint_width", 8)):
-            value = getattr(self, name)
-            if value is not None and value < least:
-                raise UsageError(f"{flag(self, name)} must be at least {least}, got {value}")
         self._check_make_on_demand()
         super()._check_ranges()
 
@@ -218,18 +218,18 @@ class ScreenSpec(LibrarySpec):
         "column by default), python:module:function (SMILES -> float) or dock:TARGET "
         "(dockstring; lower is better); in this process, or on Ray with --workers",
     )
-    noise: float = setting(0.0, "observation noise std")
-    workers: Optional[int] = setting(None, "evaluations in flight", group=WORKERS)
+    noise: float = setting(0.0, "observation noise std", least=0)
+    workers: Optional[int] = setting(None, "evaluations in flight", group=WORKERS, positive=True)
     asynchronous: bool = setting(False, "tell results and ask as they come", group=WORKERS)
     ray_address: Optional[str] = setting(
         None, "a Ray cluster for --workers and --scoring-actors", group=WORKERS
     )
-    timeout: Optional[float] = setting(None, "seconds per evaluation", group=WORKERS)
+    timeout: Optional[float] = setting(None, "seconds per evaluation", group=WORKERS, positive=True)
     latency: Optional[float] = setting(
-        None, "simulated mean delay per evaluation (s)", group=WORKERS
+        None, "simulated mean delay per evaluation (s)", group=WORKERS, positive=True
     )
     scoring_actors: Optional[int] = setting(
-        None, "a library store: score its shards on N Ray actors (the same picks)"
+        None, "a library store: score its shards on N Ray actors (the same picks)", positive=True
     )
 
     def __post_init__(self) -> None:
@@ -270,12 +270,6 @@ class ScreenSpec(LibrarySpec):
         common ones."""
         from ...stores.store import is_store
 
-        if not (math.isfinite(self.noise) and self.noise >= 0):
-            raise UsageError(f"--noise must be finite and non-negative, got {self.noise}")
-        for name in ("workers", "timeout", "latency", "scoring_actors"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise UsageError(f"{flag(self, name)} must be positive, got {value}")
         if self.scoring_actors is not None:
             scored = self.algorithm is None or (
                 self.entry is not None and self.entry.scored_on_actors
