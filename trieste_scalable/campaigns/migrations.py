@@ -16,16 +16,20 @@ from typing import Any, Callable, Collection, Optional
 
 from ..errors import CampaignError
 
-LEGACY_SETTINGS = {"batch_policy": "adaptive", "fingerprint": "bits", "radius": 2} | {
-    "fingerprint_width": 1024
+LEGACY_SETTINGS: dict[str, Any] = {"batch_policy": "adaptive", "fingerprint": "bits"} | {
+    "radius": 2,
+    "fingerprint_width": 1024,
+    "keep_radicals": lambda saved: bool(saved.get("reaction")),
 }
 """Settings of campaigns logged before the setting existed: what they ran with (adaptive
-batches; Morgan bits of radius 2, 1,024 wide)."""
+batches; Morgan bits of radius 2, 1,024 wide; a make-on-demand space's radicals kept), or a
+function of their other settings giving it."""
 
 
 def with_legacy_settings(saved: dict[str, Any], names: Collection[str]) -> dict[str, Any]:
     """``saved`` settings with those of ``names`` that it predates as its campaign ran them."""
-    return {**{k: v for k, v in LEGACY_SETTINGS.items() if k in names}, **saved}
+    legacy = {k: v(saved) if callable(v) else v for k, v in LEGACY_SETTINGS.items()}
+    return {**{k: v for k, v in legacy.items() if k in names}, **saved}
 
 
 def with_timing_columns(rows: list[list[str]], width: int, where: str) -> list[list[str]]:

@@ -144,6 +144,9 @@ class ScreeningProblem(DiscreteProblem):
         return np.array([row == [self.labels[i]] for i, row in zip(index, logged)], dtype=bool)
 
     def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
+        """MolPAL's measures and the recalls; none where the library's scores are unknown."""
+        if not self.values_known:
+            return {}
         found = top_k_found(self.values, evaluated, TOP_K)
         return {
             "recall_top1pct": self.recall(evaluated, 0.01),

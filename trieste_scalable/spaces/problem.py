@@ -3,7 +3,7 @@ candidates (:class:`~trieste_scalable.problems.campaign_problem.MoleculeProblem`
 enumerating it: candidate ``i`` is the reagent tuple at flat index ``i`` (C order of the reagent
 counts; up to 2^63 products), its point is the tuple itself (:class:`TupleRows`), its label its
 product's canonical SMILES, made when it is asked for (:class:`ProductLabels`), and its name its
-reagents' names (``A_B_C``).
+reagents' names (``A|B|C``).
 
 Nothing here grows with the library's size: the problem holds the reagents, the space's bounded
 caches, and no value of any product (the objective is an oracle, evaluated where asked).
@@ -12,6 +12,7 @@ caches, and no value of any product (the objective is an oracle, evaluated where
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -23,6 +24,8 @@ from ..errors import UsageError
 from .reaction import ReactionLibrary
 from .reagents import read_reagents
 from .search_space import MakeOnDemandSpace
+
+_log = logging.getLogger(__name__)
 
 
 class TupleRows:
@@ -132,18 +135,19 @@ class MakeOnDemandProblem:
         return digest.hexdigest()
 
     def identity_columns(self) -> list[str]:
-        """``smiles``, ``name`` (``A_B_C``), then one column of reagent names a component."""
+        """``smiles``, ``name`` (``A|B|C``), then one column of reagent names a component."""
         return ["smiles", "name", *reagent_columns(self.library)]
 
     def identity(self, index: int) -> list[str]:
-        parts = self.library.reagent_names(self.points[[index]][0])
-        return [self.labels[index], "_".join(parts), *parts]
+        tuple_ = self.points[[index]][0]
+        return [self.labels[index], self.library.name(tuple_), *self.library.reagent_names(tuple_)]
 
     def identity_matches(self, index: np.ndarray, logged: list[list[str]]) -> np.ndarray:
-        """Whether each logged row names the candidate's reagents (the products are not made
-        again to check them)."""
-        names = [self.candidate_name(int(i)) for i in index]
-        return np.array([row[1:2] == [name] for name, row in zip(names, logged)], dtype=bool)
+        """Whether each logged row's reagent columns name the candidate's reagents (not its
+        ``name``, whose separator was ``_`` before 2026-12-06; the products are not made again
+        to check them)."""
+        names = [self.library.reagent_names(self.points[[int(i)]][0]) for i in index]
+        return np.array([row[2:] == name for name, row in zip(names, logged)], dtype=bool)
 
     def label_index(self, smiles: set[str]) -> dict[str, int]:
         """None found: finding a product by its SMILES would enumerate the space (a batch
@@ -155,8 +159,10 @@ class MakeOnDemandProblem:
         return self.library.name(self.points[[index]][0])
 
     def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
-        """None: no product's value is known up front."""
-        return {}
+        """No product's value is known up front: how many tuples made no compound, by reason
+        (:attr:`~.reaction.ReactionLibrary.failures`)."""
+        failures = self.library.failures
+        return {f"tuples_failed/{reason}": float(n) for reason, n in sorted(failures.items())}
 
 
 def reagent_columns(library: ReactionLibrary) -> list[str]:
@@ -174,8 +180,11 @@ def make_on_demand_problem(
     fingerprint: tuple[str, int, int],
     *,
     higher_is_better: bool = True,
+    keep_radicals: bool = False,
 ) -> MakeOnDemandProblem:
-    """The problem of a reaction SMARTS and its reagent files, one a reactant template.
+    """The problem of a reaction SMARTS and its reagent files, one a reactant template (their
+    radicals kept only if ``keep_radicals``); what is ambiguous about its products is logged
+    (:meth:`~.reaction.ReactionLibrary.ambiguities`).
 
     :raise UsageError: On a SMARTS that does not parse, a reagent file count other than the
         templates', or a bad reagent file (:func:`~.reagents.read_reagents`), or a component
@@ -183,7 +192,10 @@ def make_on_demand_problem(
     """
     if not reagent_files:
         raise UsageError("a reaction needs its reagent files, one a reactant template")
-    library = ReactionLibrary(reaction, [read_reagents(path) for path in reagent_files])
+    reagents = [read_reagents(path, keep_radicals=keep_radicals) for path in reagent_files]
+    library = ReactionLibrary(reaction, reagents)
+    for line in library.ambiguities():
+        _log.info(line)
     rows = TupleRows(library.counts)
     if len(rows) >= 2**63:
         raise UsageError(f"{len(rows):.3g} products: more than a 64-bit index can name")

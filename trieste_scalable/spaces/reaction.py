@@ -4,10 +4,18 @@
 A product is named by a tuple of reagent indices, one per component, in the order of the
 reaction's reactant templates (the order of the reagent files). It is made as Walters' reagent
 Thompson sampling makes it (GitHub ``PatWalters/TS``): ``RunReactants`` on the tuple's reagents,
-the first product of the first match, sanitised; it is then written as canonical SMILES. A tuple
-whose reaction yields nothing, or a product RDKit cannot sanitise, *fails*: it is remembered
-(:attr:`ReactionLibrary.failed`) and never made again. Memory grows with the tuples asked
-about (a bounded cache of products, the failures), never with the library's size.
+the first product of the first match, sanitised; it is then written as canonical SMILES. So a
+tuple is one candidate, one molecule: a reagent that matches its template at several sites
+reacts at the first match RDKit finds in its canonical SMILES (the same however its SMILES was
+written), and a reaction with several product templates keeps the first; both are said at start
+(:meth:`ReactionLibrary.ambiguities`). Making every distinct product a candidate of its own
+would give one tuple several molecules, and the model one point several values.
+
+A tuple whose reaction yields nothing, a product RDKit cannot sanitise, or one with unpaired
+electrons (a radical: no compound to order) *fails*: it is remembered
+(:attr:`ReactionLibrary.failed`, its reason counted in :attr:`ReactionLibrary.failures`) and
+never made again. Memory grows with the tuples asked about (a bounded cache of products, the
+failures), never with the library's size.
 
 Reagents that do not match their component's template can make no product: they are counted in
 the library's size (as Walters counts them) but :meth:`ReactionLibrary.random_tuples` never
@@ -17,6 +25,7 @@ draws them.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -25,7 +34,7 @@ import numpy as np
 from ..chemistry.molecules import fingerprint_width, fingerprints
 from ..errors import UsageError
 from .lru import LRUCache
-from .reagents import Reagents
+from .reagents import SEPARATOR, Reagents, has_radical
 
 PRODUCT_CACHE = 200_000
 """Products kept in memory by default (canonical SMILES by tuple; about 30 MB)."""
@@ -65,11 +74,14 @@ class ReactionLibrary:
         self.reaction = reaction
         self.reagents = tuple(reagents)
         self._reaction = parsed
-        self.usable = tuple(
-            _usable(parsed.GetReactantTemplate(k), r) for k, r in enumerate(reagents)
-        )
+        matches = [_matches(parsed.GetReactantTemplate(k), r) for k, r in enumerate(reagents)]
+        self.usable = tuple(np.flatnonzero(counts) for counts in matches)
+        self._sites = matches
         self.failed: set[tuple[int, ...]] = set()
         """Tuples whose reaction failed: never made, sampled or proposed again."""
+        self.failures: Counter[str] = Counter()
+        """How many tuples failed for each reason: ``no product``, ``not sanitisable`` or
+        ``radical``."""
         self._products: LRUCache[tuple[int, ...], str] = LRUCache(cache_size)
 
     @property
@@ -82,13 +94,33 @@ class ReactionLibrary:
         """Products in the library: the product of the reagent counts (Python's ``int``)."""
         return math.prod(self.counts)
 
+    def ambiguities(self) -> list[str]:
+        """A line for each component some of whose reagents match their template at more than
+        one site, and for a reaction of more than one product template: what is made
+        (module docstring)."""
+        lines = []
+        for reagents, sites in zip(self.reagents, self._sites):
+            several = np.flatnonzero(sites > 1)
+            if several.size:
+                shown = ", ".join(reagents.smiles[i] for i in several[:3])
+                lines.append(
+                    f"{reagents.path.name}: {several.size} reagents match their template at more "
+                    f"than one site (e.g. {shown}); each reacts at the first match in its "
+                    "canonical SMILES, as Walters' reagent TS makes it"
+                )
+        products = self._reaction.GetNumProductTemplates()
+        if products > 1:
+            lines.append(f"the reaction has {products} product templates: the first is kept")
+        return lines
+
     def reagent_names(self, index: Sequence[int]) -> list[str]:
         """The names of the tuple's reagents, one a component."""
         return [r.names[int(i)] for r, i in zip(self.reagents, index)]
 
     def name(self, index: Sequence[int]) -> str:
-        """The product's name: its reagents' names joined by ``_`` (Walters' names)."""
-        return "_".join(self.reagent_names(index))
+        """The product's name: its reagents' names joined by :data:`~.reagents.SEPARATOR`,
+        which no reagent name holds (so two products never share a name)."""
+        return SEPARATOR.join(self.reagent_names(index))
 
     def product(self, index: Sequence[int]) -> Optional[str]:
         """The canonical SMILES of the tuple's product, or ``None`` if its reaction fails.
@@ -151,29 +183,34 @@ class ReactionLibrary:
         reactants = [r.molecules[i] for r, i in zip(self.reagents, key)]
         made = self._reaction.RunReactants(reactants, 1)
         if not made:
+            self.failures["no product"] += 1
             return None
         molecule = made[0][0]
         try:
             Chem.SanitizeMol(molecule)
         except ValueError:  # RDKit's sanitisation errors derive from ValueError
+            self.failures["not sanitisable"] += 1
+            return None
+        if has_radical(molecule):
+            self.failures["radical"] += 1
             return None
         return Chem.MolToSmiles(molecule)
 
 
-def _usable(template: Any, reagents: Reagents) -> np.ndarray:
-    """Indices of the reagents matching ``template`` [U].
+def _matches(template: Any, reagents: Reagents) -> np.ndarray:
+    """How many sites of each reagent match ``template`` [R].
 
-    :raise UsageError: If none does (the reaction yields nothing).
+    :raise UsageError: If no reagent matches (the reaction yields nothing).
     """
-    usable = np.flatnonzero([m.HasSubstructMatch(template) for m in reagents.molecules])
-    if not usable.size:
+    sites = [len(m.GetSubstructMatches(template, maxMatches=2)) for m in reagents.molecules]
+    if not any(sites):
         from rdkit import Chem
 
         raise UsageError(
             f"no reagent of {reagents.path} matches its reactant template "
             f"{Chem.MolToSmarts(template)!r}: the reaction yields nothing"
         )
-    return usable
+    return np.array(sites)
 
 
 REAGENTS = Path(__file__).resolve().parents[1] / "data" / "reagents"

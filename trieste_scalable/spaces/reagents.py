@@ -7,10 +7,14 @@ spaces kept), and a CSV with ``smiles`` and ``name`` columns (any case; other co
 ignored). A ``.smi`` line without a name is named by its line number (``L12``).
 
 What is refused, naming the file and the line (:class:`~trieste_scalable.errors.UsageError`): a
-file that cannot be read, one with no reagent, a SMILES that does not parse, and a name given
-twice (a product is named by its reagents' names). A reagent whose canonical SMILES repeats an
-earlier one's is dropped, with one warning for the file: its products would all be products
-already listed (Walters' ``primary_amines_ok.smi`` holds three such repeats).
+file that cannot be read, one with no reagent, a SMILES that does not parse, a name given twice or
+holding :data:`SEPARATOR` (a product is named by its reagents' names joined by it). A reagent whose
+canonical SMILES repeats an earlier one's is dropped, with one warning for the file: its products
+would all be products already listed (Walters' ``primary_amines_ok.smi`` holds three such repeats).
+A reagent with unpaired electrons (a radical, such as 35 of Walters' amines and 23 of his acids) is
+left out, with one warning for the file, unless kept on request: its products would be radicals
+too, which a chemist cannot order. Each reagent's molecule is parsed from its canonical SMILES, so
+the site a reagent reacts at does not depend on how its SMILES was written (:mod:`.reaction`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from ..errors import UsageError
 from ..files import text_file
 
 _log = logging.getLogger(__name__)
+
+SEPARATOR = "|"
+"""What joins the reagents' names into a product's name (``A|B|C``); no reagent name holds it."""
 
 
 @dataclass(frozen=True)
@@ -47,8 +54,9 @@ class Reagents:
         return len(self.smiles)
 
 
-def read_reagents(path: Path | str) -> Reagents:
-    """The reagents of ``path`` (module docstring).
+def read_reagents(path: Path | str, *, keep_radicals: bool = False) -> Reagents:
+    """The reagents of ``path`` (module docstring); ``keep_radicals`` keeps those with unpaired
+    electrons.
 
     :raise UsageError: Naming the file, and the line where there is one: unreadable, empty, a
         SMILES that does not parse, a name given twice.
@@ -66,10 +74,16 @@ def read_reagents(path: Path | str) -> Reagents:
     molecules: list[Any] = []
     first_line: dict[str, int] = {}  # canonical SMILES and names: the line they were first on
     repeats: list[str] = []
+    radicals: list[str] = []
     for line, text, name in _entries(path):
         molecule = Chem.MolFromSmiles(text)
         if molecule is None:
             raise UsageError(f"{path}, line {line}: the SMILES {text!r} does not parse")
+        if SEPARATOR in name:
+            raise UsageError(
+                f"{path}, line {line}: the name {name!r} holds {SEPARATOR!r}, which joins the "
+                "reagents' names into a product's"
+            )
         if f"name:{name}" in first_line:
             raise UsageError(
                 f"{path}, line {line}: the name {name!r} is given to line "
@@ -80,19 +94,38 @@ def read_reagents(path: Path | str) -> Reagents:
             repeats.append(f"line {line}: {text} is the reagent of line {first_line[canonical]}")
             continue
         first_line[canonical], first_line[f"name:{name}"] = line, line
+        if not keep_radicals and has_radical(molecule):
+            radicals.append(f"line {line}: {text} {name}")
+            continue
         smiles.append(canonical)
         names.append(name)
-        molecules.append(molecule)
+        molecules.append(Chem.MolFromSmiles(canonical))
     if repeats:
-        more = f" and {len(repeats) - 3} more" if len(repeats) > 3 else ""
         many = len(repeats) > 1
         _log.warning(
             f"{path}: {len(repeats)} reagent{'s' * many} repeat{'s' * (not many)} an earlier one"
-            f", used once ({'; '.join(repeats[:3])}{more})"
+            f", used once ({_some(repeats)})"
+        )
+    if radicals:
+        _log.warning(
+            f"{path}: {len(radicals)} reagent{'s' * (len(radicals) > 1)} with unpaired electrons "
+            f"left out, their products being radicals ({_some(radicals)}; --keep-radicals keeps "
+            "them)"
         )
     if not smiles:
-        raise UsageError(f"reagent file {path} holds no reagent")
+        left = " but radicals (--keep-radicals keeps them)" if radicals else ""
+        raise UsageError(f"reagent file {path} holds no reagent{left}")
     return Reagents(path, tuple(smiles), tuple(names), tuple(molecules))
+
+
+def has_radical(molecule: Any) -> bool:
+    """Whether an RDKit molecule has an atom with unpaired electrons."""
+    return any(atom.GetNumRadicalElectrons() for atom in molecule.GetAtoms())
+
+
+def _some(lines: list[str]) -> str:
+    """The first three of ``lines`` and how many more."""
+    return "; ".join(lines[:3]) + (f" and {len(lines) - 3} more" if len(lines) > 3 else "")
 
 
 def _entries(path: Path) -> list[tuple[int, str, str]]:

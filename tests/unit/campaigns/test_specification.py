@@ -184,6 +184,22 @@ def test_old_campaign_records_load_with_what_they_ran_with(campaign: str) -> Non
     assert loaded.spec.batch_policy == LEGACY_SETTINGS["batch_policy"]  # before it existed
     if isinstance(loaded.spec, ScreenSpec):
         assert (loaded.spec.radius, loaded.spec.fingerprint_width) == (2, 1024)
+        assert not loaded.spec.keep_radicals  # no reaction: nothing to keep
+
+
+def test_a_make_on_demand_campaign_from_before_radicals_were_left_out_keeps_them(
+    tmp_path: Path,
+) -> None:
+    """Its space held them: resumed, the same tuples name the same products (a campaign
+    recorded since says what it chose)."""
+    path = tmp_path / "run.json"
+    reaction = dict(command="screen", reaction="[N:1]>>[N:1]", reagents=["a.smi"])
+    path.write_text(json.dumps(reaction))
+    assert read_record(path).spec.keep_radicals
+    path.write_text(json.dumps(reaction | dict(keep_radicals=False)))
+    assert not read_record(path).spec.keep_radicals
+    with pytest.raises(UsageError, match="--keep-radicals keeps a make-on-demand space's"):
+        ScreenSpec(keep_radicals=True)
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ def test_a_screen_logs_each_product_with_its_reagents_and_resumes(
         tuple_ = problem.points[[int(row["index"])]][0].astype(int)
         assert row["reagent_primary_amines_100"] == amines.names[tuple_[0]]
         assert row["reagent_carboxylic_acids_100"] == acids.names[tuple_[1]]
-        assert row["name"] == f"{amines.names[tuple_[0]]}_{acids.names[tuple_[1]]}"
+        assert row["name"] == f"{amines.names[tuple_[0]]}|{acids.names[tuple_[1]]}"
         assert row["smiles"] == problem.library.product(tuple_)
     assert len({row["smiles"] for row in rows}) == 24  # no product evaluated twice
     assert (logdir / "best_molecules.png").is_file() and (logdir / "summary.png").is_file()
@@ -144,6 +144,19 @@ def _filled(batch: Path) -> list[dict[str, str]]:
     return rows
 
 
+def _swapped(batch: Path, row: int, column: str, value: str) -> Path:
+    """A copy of the filled-in ``batch`` whose ``row`` (0 the first) holds ``value`` in
+    ``column``."""
+    rows = _filled(batch)
+    rows[row][column] = value
+    path = batch.with_name("contradicting.csv")
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
 def test_a_prospective_campaign_picks_what_screen_picks_with_the_lab_as_oracle(
     tmp_path: Path,
 ) -> None:
@@ -160,7 +173,12 @@ def test_a_prospective_campaign_picks_what_screen_picks_with_the_lab_as_oracle(
         batch = lab.propose()
         assert batch.batch == number
         rows = _filled(batch.path)
-        assert all(row["name"].count("_") == 1 for row in rows)  # the chemist's order list
+        assert all(row["name"].count("|") == 1 for row in rows)  # the chemist's order list
+        if number == 1:  # a row whose reagents contradict its SMILES: nothing told
+            with pytest.raises(UsageError, match="line 3: its reagent_primary_amines_100 'z'"):
+                lab.tell(_swapped(batch.path, 1, "reagent_primary_amines_100", "z"))
+            with pytest.raises(UsageError, match="its name 'x' contradicts its SMILES"):
+                lab.tell([rows[0] | dict(name="x")])
         lab.tell(rows)
     screened, told = _rows(tmp_path / "s"), _rows(tmp_path / "p")
     assert [r["smiles"] for r in told] == [r["smiles"] for r in screened]
@@ -285,3 +303,37 @@ def test_a_space_that_runs_out_of_products_ends_with_what_it_found(
     assert main([*argv, "--budget", "7", "--resume"]) == 0
     assert _rows(logdir) == rows
     assert "ended before its budget, after 0 evaluations" in capsys.readouterr().out
+
+
+def test_propose_on_a_space_that_ran_out_of_products_says_the_campaign_is_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """The same 6 products of 9 tuples, proposed and told: the next ``propose`` exits 2 saying
+    nothing is left, and writes nothing (before, it exited 1 advising ``--resume``)."""
+    (tmp_path / "amines.smi").write_text("CCN ethyl\nCCCN propyl\nNCc1ccccc1 benzyl\n")
+    (tmp_path / "esters.smi").write_text("CC(=O)OC methyl_ac\nCC(=O)OCC ethyl_ac\nCCC(=O)OC pr\n")
+    reaction = "[#6:1][NH2:2].[#6:4][C:3](=O)O[#6]>>[#6:1][NH:2][C:3]([#6:4])=O"
+    logdir = tmp_path / "run"
+    argv = ["propose", "--reaction", reaction, "--reagents", str(tmp_path / "amines.smi")]
+    argv += [str(tmp_path / "esters.smi"), "--initial", "2", "--batch-size", "4"]
+    argv += ["--budget", "7", "--logdir", str(logdir), "--quiet"]
+    told = 0
+    for batch in range(3):
+        assert main(argv) == 0
+        path = logdir / f"batch_{batch:03d}.csv"
+        rows = _filled(path)
+        with open(path, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        assert main(["tell", str(logdir), str(path)]) == 0
+        told += len(rows)
+        if told == 6:
+            break
+    assert told == 6
+    capsys.readouterr()
+    before = sorted(path.name for path in logdir.iterdir())
+    assert main(argv) == 2
+    said = capsys.readouterr().err
+    assert "nothing is left to propose" in said and "6 evaluations" in said
+    assert sorted(path.name for path in logdir.iterdir()) == before

@@ -41,7 +41,7 @@ def test_products_are_the_amides_named_by_their_reagents(tmp_path: Path) -> None
     assert library.counts == (4, 2) and library.size == 8
     assert library.product([0, 0]) == "CNC(C)=O"
     assert library.product([2, 1]) == "O=C(Nc1ccccc1)c1ccccc1"
-    assert library.name([2, 1]) == "aniline_benzoic"
+    assert library.name([2, 1]) == "aniline|benzoic"
     assert library.products(np.array([[1, 0], [0, 1]])) == ["CCNC(C)=O", "CNC(=O)c1ccccc1"]
 
 
@@ -168,3 +168,59 @@ def test_walters_quinazoline_subset_makes_every_product_it_is_asked_for() -> Non
 
     ring = Chem.MolFromSmarts("[#6]c1n[c][c]c(=O)n1[#6]")  # the product template's ring
     assert all(Chem.MolFromSmiles(m).HasSubstructMatch(ring) for m in made)
+
+
+def test_radical_reagents_are_left_out_in_one_line_unless_kept(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Walters' amine 1560406258 has an unpaired electron: left out with one warning naming the
+    count; kept on request, its product is a radical, so its tuple fails for that reason."""
+    amines = AMINES + "N[C]1CCc2ccccc21 1560406258\nC[CH2] ethyl-radical\n"
+    (tmp_path / "a.smi").write_text(amines)
+    with caplog.at_level(logging.WARNING):
+        reagents = read_reagents(tmp_path / "a.smi")
+    assert reagents.names == ("methylamine", "ethylamine", "aniline", "ethanol")
+    warned = [r.getMessage() for r in caplog.records if "unpaired electrons" in r.getMessage()]
+    assert len(warned) == 1 and "2 reagents" in warned[0] and "1560406258" in warned[0]
+    (tmp_path / "b.smi").write_text(ACIDS)
+    kept = read_reagents(tmp_path / "a.smi", keep_radicals=True)
+    library = ReactionLibrary(AMIDE, [kept, read_reagents(tmp_path / "b.smi")])
+    assert library.product([4, 0]) is None and (4, 0) in library.failed
+    assert library.product([0, 0]) == "CNC(C)=O" and library.failures == {"radical": 1}
+    assert library.product([3, 0]) is None and library.failures["no product"] == 1
+    (tmp_path / "r.smi").write_text("N[C]1CCc2ccccc21 1560406258\n")
+    with pytest.raises(UsageError, match="holds no reagent but radicals"):
+        read_reagents(tmp_path / "r.smi")
+
+
+def test_a_two_site_reagent_reacts_at_one_site_however_written_and_it_is_said(
+    tmp_path: Path,
+) -> None:
+    """``NCCc1ccc(N)cc1`` and ``Nc1ccc(CCN)cc1`` are one molecule with an alkyl and an aryl NH2:
+    each written way gives the same product (before, each its own site); the ambiguity and a
+    second product template are named at start."""
+    made = []
+    for n, written in enumerate(["NCCc1ccc(N)cc1", "Nc1ccc(CCN)cc1"]):
+        (tmp_path / f"a{n}.smi").write_text(f"{written} dianiline\nCN methylamine\n")
+        (tmp_path / "b.smi").write_text(ACIDS)
+        reagents = [read_reagents(tmp_path / f"a{n}.smi"), read_reagents(tmp_path / "b.smi")]
+        library = ReactionLibrary(AMIDE, reagents)
+        made.append(library.product([0, 0]))
+        lines = library.ambiguities()
+        assert len(lines) == 1 and "a" + str(n) + ".smi: 1 reagents match" in lines[0]
+    assert made[0] is not None and made[0] == made[1]
+    two_products = AMIDE + ".[OH2]"
+    library = ReactionLibrary(two_products, reagents)
+    assert library.ambiguities()[-1] == "the reaction has 2 product templates: the first is kept"
+    assert library.product([1, 0]) == "CNC(C)=O"
+
+
+def test_product_names_never_collide_and_a_name_holding_the_separator_is_refused(
+    tmp_path: Path,
+) -> None:
+    """``acid_1`` + ``x`` and ``acid`` + ``1_x`` were both ``acid_1_x``; names keep their spaces."""
+    library = _amide(tmp_path, "CN acid\nCCN acid_1\n", "CC(=O)O 1_x\nOC(=O)c1ccccc1 x\n")
+    assert library.name([1, 1]) == "acid_1|x" and library.name([0, 0]) == "acid|1_x"
+    (tmp_path / "a.smi").write_text("CN methyl amine\nCCN ethyl|amine\n")
+    with pytest.raises(UsageError, match="line 2: the name 'ethyl|amine' holds '|'"):
+        read_reagents(tmp_path / "a.smi")

@@ -86,7 +86,11 @@ def _make_on_demand(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
 
     assert spec.reaction and spec.reagents
     problem = make_on_demand_problem(
-        spec.reaction, spec.reagents, spec.fingerprint_settings, higher_is_better=higher_is_better
+        spec.reaction,
+        spec.reagents,
+        spec.fingerprint_settings,
+        higher_is_better=higher_is_better,
+        keep_radicals=spec.keep_radicals,
     )
     try:  # the initial design exists before anything is written
         problem.space.sample(spec.initial, seed=spec.seed)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -52,6 +52,8 @@ class FilledRow:
     line: int
     smiles: str
     score: str
+    cells: dict[str, str] = field(default_factory=dict, compare=False)
+    """Every cell of the row by its column's name (stripped, lower case)."""
 
 
 def write_batch(
@@ -89,7 +91,8 @@ def read_filled(path: Path) -> list[FilledRow]:
         score = row[where["score"]].strip()
         if table.delimiter != "," and DECIMAL_COMMA.fullmatch(score):
             score = score.replace(",", ".")
-        filled.append(FilledRow(number, row[where["smiles"]].strip(), score))
+        cells = {name: cell.strip() for name, cell in zip(table.header, row)}
+        filled.append(FilledRow(number, row[where["smiles"]].strip(), score, cells))
     if not filled:
         raise UsageError(f"{path} has a header but no rows")
     return filled
@@ -114,12 +117,17 @@ def read_proposed(path: Path) -> list[tuple[int, int, str]]:
 @dataclass(frozen=True)
 class _Table:
     """A spreadsheet's file: its non-blank rows after the header with their line numbers (the
-    header is line 1), the column of each required name, the delimiter and the header's width."""
+    header is line 1), the column of each required name, the delimiter and the header (its
+    names stripped, in lower case)."""
 
     rows: list[tuple[int, list[str]]]
     columns: dict[str, int]
     delimiter: str
-    width: int
+    header: list[str]
+
+    @property
+    def width(self) -> int:
+        return len(self.header)
 
 
 def _read_table(path: Path, required: Sequence[str]) -> _Table:
@@ -157,7 +165,7 @@ def _read_table(path: Path, required: Sequence[str]) -> _Table:
             )
     numbered = [(n, row) for n, row in enumerate(rows[1:], start=2) if any(c.strip() for c in row)]
     columns = {name: header.index(name) for name in required}
-    return _Table(numbered, columns, delimiter, len(header))
+    return _Table(numbered, columns, delimiter, header)
 
 
 def _delimiter(header: str, required: Sequence[str]) -> Optional[str]:

@@ -35,6 +35,7 @@ from typing import Any, Optional, Union
 
 import numpy as np
 
+from ...acquisition.candidates import CandidatesExhausted
 from ...errors import CampaignError, UsageError
 from ...stores.cache import for_library, library_label
 from ..candidates.factory import Candidates, candidates
@@ -152,7 +153,7 @@ class ProspectiveCampaign:
     def propose(self) -> ProposedBatch:
         """Write the next batch to fill in (module docstring) and return it.
 
-        :raise UsageError: If the campaign reached its budget.
+        :raise UsageError: If the campaign reached its budget, or the end of its candidates.
         :raise CampaignError: If no evaluation told before the first acquisition succeeded, or
             on damaged records.
         """
@@ -178,7 +179,7 @@ class ProspectiveCampaign:
                 ids = self.problem.initial_ids(rng, self.spec.initial)
                 predictions = [("", "")] * len(ids)
             else:
-                ids, predictions = self._ask(logged, jobs, batch, after)
+                ids, predictions = self._asked(logged, jobs, batch, after)
             new = [Job(next_job + n, batch, int(i)) for n, i in enumerate(ids)]
             self.journal.write(pending + new, next_job + len(new))  # proposed: the commit
             for older in range(batch):  # the next batch restores this one's state
@@ -262,6 +263,22 @@ class ProspectiveCampaign:
             self._write_batch(path, rows, jobs)
         _log.info(f"batch {batch} was proposed before and is not told yet: {path}")
         return ProposedBatch(path, batch, labels, False)
+
+    def _asked(
+        self, logged: Any, jobs: list[Job], batch: int, after: int
+    ) -> tuple[np.ndarray, list[tuple[str, str]]]:
+        """:meth:`_ask`.
+
+        :raise UsageError: If the rule has nothing left to propose (a make-on-demand space
+            whose products were all evaluated), as where the budget is reached.
+        """
+        try:
+            return self._ask(logged, jobs, batch, after)
+        except CandidatesExhausted as error:
+            raise UsageError(
+                f"nothing is left to propose ({error}): the campaign is over, with what it "
+                f"found in {len(logged.jobs)} evaluations (evaluations.csv)"
+            ) from None
 
     def _ask(
         self, logged: Any, jobs: list[Job], batch: int, after: int

@@ -57,16 +57,19 @@ def filled_rows(filled: Filled) -> tuple[list[FilledRow], str]:
     records: Iterable[Any] = filled.to_dict("records") if hasattr(filled, "to_dict") else filled
     rows = []
     for number, record in enumerate(records, start=1):
+        cells: dict[str, str] = {}
         if isinstance(record, dict):
             record = {str(k).strip().lower(): v for k, v in record.items()}
             if "smiles" not in record or "score" not in record:
                 raise UsageError(f"row {number} has no smiles or score: {sorted(record)}")
             smiles, score = record["smiles"], record["score"]
+            cells = {k: v.strip() for k, v in record.items() if isinstance(v, str)}
         elif isinstance(record, (tuple, list)) and len(record) == 2:
             smiles, score = record
         else:
             raise UsageError(f"row {number} is not a (smiles, score) pair nor a dict: {record!r}")
-        rows.append(FilledRow(number, _text(smiles, number, "SMILES"), _score_text(score, number)))
+        text = _text(smiles, number, "SMILES")
+        rows.append(FilledRow(number, text, _score_text(score, number), cells))
     if not rows:
         raise UsageError("no rows to tell")
     return rows, ROWS_GIVEN
@@ -113,6 +116,7 @@ def checked_tell(
         at = _at(where, row)
         if name in waiting:
             job = waiting[name]
+            _check_identity(problem, job.index, row, at)
             observed = None if value is None else problem.user_value(value)
             told.append([job.job, job.batch, job.index, observed, reason])
         elif name in before:
@@ -184,6 +188,19 @@ def same_tell(campaign: ProspectiveRecords, rows: list[FilledRow], tell: dict[st
     told = canonical_smiles(molecules)
     names = canonical_smiles([row.smiles for row in rows])
     return all(told) and len(names) == len(told) and set(names) == set(told)
+
+
+def _check_identity(problem: Any, index: int, row: FilledRow, at: str) -> None:
+    """:raise UsageError: If ``row`` has a column identifying a candidate (a make-on-demand
+    product's ``name`` and reagents) that names another than candidate ``index``, its SMILES'."""
+    columns = problem.identity_columns()[1:]
+    for column, expected in zip(columns, problem.identity(index)[1:]):
+        given = row.cells.get(column.lower(), "")
+        if given and given != expected:
+            raise UsageError(
+                f"{at}: its {column} {given!r} contradicts its SMILES {row.smiles}, proposed as "
+                f"{expected!r}: correct one of them; nothing was logged"
+            )
 
 
 def _checked_rows(

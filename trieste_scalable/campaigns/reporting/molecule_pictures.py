@@ -20,7 +20,7 @@ SHOWN = 12
 class Found:
     """One evaluated molecule: its SMILES, score (the user's units), batch, whether it was
     an extra molecule (told, not proposed), and its name if it has one (a make-on-demand
-    product's reagents, ``A_B_C``)."""
+    product's reagents, ``A|B|C``)."""
 
     smiles: str
     score: float

@@ -4,8 +4,9 @@ land beside the campaign's, at the same step).
 
 Step = evaluations logged so far. Tags (``docs/tensorboard.md``): ``campaign/evaluations``,
 ``campaign/best_value`` (the best of the log's value column: the score for screening, higher is
-better; the noise-free value otherwise), ``campaign/cumulative_regret`` and the problem's metrics
-(recall for screening) where the noise-free values are known, ``campaign/failures``; per
+better; the noise-free value otherwise), ``campaign/cumulative_regret`` where the noise-free
+values are known, the problem's metrics (a library's recall where its scores are known; a
+make-on-demand space's ``tuples_failed/REASON``), ``campaign/failures``; per
 acquisition ``campaign/batch_size``, ``campaign/distinct_points_in_batch``,
 ``campaign/model_size``, ``campaign/batch_seconds``; and ``workers/utilisation`` (the
 evaluations' busy time over the workers' wall time so far), ``workers/in_flight``,
@@ -135,9 +136,9 @@ class CampaignMonitor:
                 after = np.asarray(self.ids, dtype=np.int64)[np.asarray(self.batches) > 0]
                 regret = self.problem.values[after] - self.problem.minimum
                 logging.scalar("campaign/cumulative_regret", float(regret.sum()))
-                told = np.asarray(self.told_ids, dtype=np.int64)
-                for name, value in self.problem.metrics(told).items():
-                    logging.scalar(f"campaign/{name}", value)
+            told = np.asarray(self.told_ids, dtype=np.int64)
+            for name, value in self.problem.metrics(told).items():
+                logging.scalar(f"campaign/{name}", value)
         self.writer.flush()
 
 

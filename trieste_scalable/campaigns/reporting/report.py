@@ -52,6 +52,8 @@ def report(
                 f"{found[f'top{TOP_K}_smiles']:.2f} found (SMILES), "
                 f"{found[f'top{TOP_K}_scores']:.2f} (scores)"
             )
+        elif found := problem.metrics(logged.ids[told]):
+            _log.info("; ".join(f"{name.replace('_', ' ')}: {n:g}" for name, n in found.items()))
         _log.info("best molecules found (score, SMILES):")
         observed, ids = logged.observed[told], logged.ids[told]
         for n in np.argsort(observed)[:5]:

@@ -82,6 +82,12 @@ class LibrarySpec(CampaignSpec):
         group=MAKE_ON_DEMAND,
         path=True,
     )
+    keep_radicals: bool = setting(
+        False,
+        "keep reagents with unpaired electrons (their products are radicals: no compound to "
+        "order; left out by default)",
+        group=MAKE_ON_DEMAND,
+    )
     pool_size: Optional[int] = setting(
         None, "products of lowest bound in each batch's pool", group=MAKE_ON_DEMAND, positive=True
     )
@@ -181,6 +187,9 @@ class LibrarySpec(CampaignSpec):
             given = "--reaction" if self.reaction else "--reagents"
             other = "--reagents" if self.reaction else "--reaction"
             raise UsageError(f"{given} needs {other}: a reaction and one reagent file a template")
+        if self.keep_radicals and not self.reaction:
+            raise UsageError("--keep-radicals keeps a make-on-demand space's reagents: it needs "
+                             "--reaction")  # fmt: skip
         pool = ("pool_size", "pool_starts", "pool_move_size", "pool_sweeps", "pool_random_share")
         for name in pool:
             value = getattr(self, name)
