@@ -7,7 +7,7 @@ refuses nothing): what a campaign may do with one is said by its capabilities
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 import tensorflow as tf
@@ -96,5 +96,7 @@ class MoleculeProblem(CampaignProblem, Protocol):
     def candidate_name(self, index: int) -> str:
         """A name the reports show beside the candidate's SMILES ("" if none)."""
 
-    def label_index(self, smiles: set[str]) -> dict[str, int]:
-        """The candidate of each of ``smiles`` found without enumerating anything."""
+    def proposed_index(self, rows: Sequence[Mapping[str, str]]) -> list[Optional[int]]:
+        """The candidate each row of a batch file names (its cells by lower-case column: its
+        :meth:`identity_columns` among them), found without enumerating anything; ``None``
+        where none is found."""

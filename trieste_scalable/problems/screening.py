@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -130,10 +130,12 @@ class ScreeningProblem(DiscreteProblem):
     def identity(self, index: int) -> list[str]:
         return [str(self.labels[index])]
 
-    def label_index(self, smiles: set[str]) -> dict[str, int]:
-        """The candidate of each of ``smiles`` that labels one (a SMILES as the library wrote
+    def proposed_index(self, rows: Sequence[Mapping[str, str]]) -> list[Optional[int]]:
+        """The candidate whose label is each row's ``smiles`` (a SMILES as the library wrote
         it): what a batch file lists, should a campaign's records lose it."""
-        return {label: n for n, label in enumerate(self.labels) if label in smiles}
+        wanted = {row.get("smiles", "") for row in rows}
+        index = {label: n for n, label in enumerate(self.labels) if label in wanted}
+        return [index.get(row.get("smiles", "")) for row in rows]
 
     def candidate_name(self, index: int) -> str:
         """A name the reports show beside the candidate's SMILES (none: an enumerated library's

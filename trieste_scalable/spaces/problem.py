@@ -15,7 +15,7 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -149,11 +149,18 @@ class MakeOnDemandProblem:
         names = [self.library.reagent_names(self.points[[int(i)]][0]) for i in index]
         return np.array([row[2:] == name for name, row in zip(names, logged)], dtype=bool)
 
-    def label_index(self, smiles: set[str]) -> dict[str, int]:
-        """None found: finding a product by its SMILES would enumerate the space (a batch
-        file's molecules that a campaign's records lost stay lost; ``in_flight.json`` names
-        them)."""
-        return {}
+    def proposed_index(self, rows: Sequence[Mapping[str, str]]) -> list[Optional[int]]:
+        """The tuple each batch-file row's reagent columns name (no product is made: a row
+        whose reagents do not make its SMILES is refused when told), ``None`` where a column is
+        missing or names no reagent."""
+        columns = [column.lower() for column in reagent_columns(self.library)]
+        by_name = [{name: i for i, name in enumerate(r.names)} for r in self.library.reagents]
+        found: list[Optional[int]] = []
+        for row in rows:
+            tuple_ = [names.get(row.get(c, "")) for names, c in zip(by_name, columns)]
+            known = all(i is not None for i in tuple_)
+            found.append(int(self.indices(np.array([tuple_], float))[0]) if known else None)
+        return found
 
     def candidate_name(self, index: int) -> str:
         return self.library.name(self.points[[index]][0])

@@ -337,3 +337,27 @@ def test_propose_on_a_space_that_ran_out_of_products_says_the_campaign_is_over(
     said = capsys.readouterr().err
     assert "nothing is left to propose" in said and "6 evaluations" in said
     assert sorted(path.name for path in logdir.iterdir()) == before
+
+
+def test_a_lost_in_flight_journal_is_rebuilt_from_the_batch_files_reagent_columns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``in_flight.json`` deleted after batch 1 was proposed: the next ``propose`` finds batch
+    1's products by their reagent columns, says so, proposes batch 1 again as it was, and its
+    scores are then told (before, its molecules were stranded: told, they were "not
+    proposed")."""
+    from trieste_scalable.campaigns.prospective.campaign import ProspectiveCampaign
+
+    sizes = dict(initial=8, budget=16, batch_size=8, quiet=True)
+    lab = ProspectiveCampaign.start(
+        reaction=AMIDE, reagents=[AMINES, ACIDS], logdir=tmp_path / "p", **sizes
+    )
+    lab.tell(_filled(lab.propose().path))
+    second = lab.propose()
+    (tmp_path / "p" / "in_flight.json").unlink()
+    with caplog.at_level("WARNING"):
+        again = lab.propose()
+    assert again.batch == 1 and again.smiles == second.smiles and not again.new
+    assert any("pending again" in record.getMessage() for record in caplog.records)
+    told = lab.tell(_filled(again.path))
+    assert len(_rows(tmp_path / "p")) == 16 and told is not None

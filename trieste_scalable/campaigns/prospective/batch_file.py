@@ -98,19 +98,21 @@ def read_filled(path: Path) -> list[FilledRow]:
     return filled
 
 
-def read_proposed(path: Path) -> list[tuple[int, int, str]]:
-    """The ``(id, batch, smiles)`` of each row of a batch file as ``propose`` wrote it (rows
-    the lab left or edited without a number in ``id`` or ``batch`` left out): what a campaign
-    proposed, should ``in_flight.json`` lose it.
+def read_proposed(path: Path) -> list[tuple[int, int, dict[str, str]]]:
+    """The ``(id, batch, cells)`` of each row of a batch file as ``propose`` wrote it (rows
+    the lab left or edited without a number in ``id`` or ``batch`` left out; ``cells`` every
+    cell by lower-case column): what a campaign proposed, should ``in_flight.json`` lose it.
 
-    :raise UsageError: If the file cannot be read or lacks those columns.
+    :raise UsageError: If the file cannot be read or lacks the ``smiles``, ``id`` and ``batch``
+        columns.
     """
     table = _read_table(path, ("smiles", "id", "batch"))
-    where, proposed = table.columns, []
+    proposed = []
     for _, row in table.rows:
-        cells = [row[where[name]].strip() if where[name] < len(row) else "" for name in where]
-        if cells[0] and all(re.fullmatch("[0-9]+", cell) for cell in cells[1:]):
-            proposed.append((int(cells[1]), int(cells[2]), cells[0]))
+        cells = {name: cell.strip() for name, cell in zip(table.header, row)}
+        numbers = [cells.get("id", ""), cells.get("batch", "")]
+        if cells.get("smiles") and all(re.fullmatch("[0-9]+", cell) for cell in numbers):
+            proposed.append((int(numbers[0]), int(numbers[1]), cells))
     return proposed
 
 

@@ -297,11 +297,12 @@ class ProspectiveRecords:
                 continue  # a batch file saved over without its columns: nothing to read
         if not rows:
             return []
-        index = self.problem.label_index({smiles for _, _, smiles in rows})
+        rows.sort(key=lambda row: row[0])
+        found = self.problem.proposed_index([cells for _, _, cells in rows])
         taken = set(logged.ids.tolist()) | {job.index for job in self.journal.read()[0]}
         recovered = []
-        for job, batch, smiles in sorted(rows):
-            if smiles in index and index[smiles] not in taken:
-                recovered.append(Job(job, batch, index[smiles]))
-                taken.add(index[smiles])
+        for (job, batch, _), index in zip(rows, found):
+            if index is not None and index not in taken:
+                recovered.append(Job(job, batch, index))
+                taken.add(index)
         return recovered
