@@ -103,10 +103,11 @@ class ReactionLibrary:
             several = np.flatnonzero(sites > 1)
             if several.size:
                 shown = ", ".join(reagents.smiles[i] for i in several[:3])
+                match = "reagents match" if several.size > 1 else "reagent matches"
                 lines.append(
-                    f"{reagents.path.name}: {several.size} reagents match their template at more "
-                    f"than one site (e.g. {shown}); each reacts at the first match in its "
-                    "canonical SMILES, as Walters' reagent TS makes it"
+                    f"{reagents.path.name}: {several.size} {match} their template at more than "
+                    f"one site (e.g. {shown}); each reacts at the first match in its canonical "
+                    "SMILES, as Walters' reagent TS makes it"
                 )
         products = self._reaction.GetNumProductTemplates()
         if products > 1:

@@ -207,7 +207,7 @@ def test_a_two_site_reagent_reacts_at_one_site_however_written_and_it_is_said(
         library = ReactionLibrary(AMIDE, reagents)
         made.append(library.product([0, 0]))
         lines = library.ambiguities()
-        assert len(lines) == 1 and "a" + str(n) + ".smi: 1 reagents match" in lines[0]
+        assert len(lines) == 1 and "a" + str(n) + ".smi: 1 reagent matches" in lines[0]
     assert made[0] is not None and made[0] == made[1]
     two_products = AMIDE + ".[OH2]"
     library = ReactionLibrary(two_products, reagents)

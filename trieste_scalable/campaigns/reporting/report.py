@@ -35,7 +35,7 @@ def report(
     busy = f"; its {result.num_workers} workers {result.utilisation:.0%} busy" if on_workers else ""
     _log.info(
         f"done in {seconds:.1f}s: {int(told.sum())} evaluations told, {int((~told).sum())} "
-        f"failed, in {int(np.unique(logged.batches[after]).size)} batches{busy}"
+        f"failed, in {_count(int(np.unique(logged.batches[after]).size), 'batch')}{busy}"
     )
     if result.exhausted:
         _log.info(
@@ -80,6 +80,11 @@ def report(
     _log.info(
         f"wrote {logdir}/evaluations.csv, {summary}; watch with: tensorboard --logdir {logdir}"
     )
+
+
+def _count(number: int, noun: str) -> str:
+    """``number`` and ``noun``, plural unless one (``1 batch``, ``3 batches``)."""
+    return f"{number} {noun}{'' if number == 1 else 'es' if noun.endswith('ch') else 's'}"
 
 
 def _molecule_pictures(
