@@ -208,7 +208,7 @@ def make_on_demand_problem(
         raise UsageError(f"{len(rows):.3g} products: more than a 64-bit index can name")
     counts = " x ".join(str(n) for n in library.counts)
     return MakeOnDemandProblem(
-        name=f"an oracle on {counts} = {library.size:.3g} products",
+        name=f"an oracle on {counts} = {library.size:.3g} reagent tuples",
         points=rows,
         labels=ProductLabels(library, rows),
         space=MakeOnDemandSpace(library, fingerprint),

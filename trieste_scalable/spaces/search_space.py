@@ -154,4 +154,4 @@ class MakeOnDemandSpace(SearchSpace):
 
     def __repr__(self) -> str:
         counts = " x ".join(str(n) for n in self.library.counts)
-        return f"MakeOnDemandSpace({counts} = {self.library.size:.3g} products)"
+        return f"MakeOnDemandSpace({counts} = {self.library.size:.3g} reagent tuples)"

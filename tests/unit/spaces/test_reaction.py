@@ -149,7 +149,7 @@ def test_the_search_space_samples_distinct_products_and_knows_its_points(tmp_pat
     kept, packed = space.features(points)
     assert kept.tolist() == list(range(6)) and packed.shape == (6, 32)
     assert space == MakeOnDemandSpace(_amide(tmp_path), ("morgan", 2, 256))
-    assert "8 products" in repr(space)
+    assert "8 reagent tuples" in repr(space)
     with pytest.raises(ValueError, match="asked for 9 distinct products, found 6"):
         space.sample(9, seed=3)  # 2 of its 8 tuples make nothing: never fewer points silently
 

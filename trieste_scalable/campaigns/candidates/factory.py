@@ -106,5 +106,8 @@ def _make_on_demand(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
         return FeaturisedModel(inner, rows), pool_rule
 
     counts = " x ".join(str(n) for n in problem.library.counts)
-    description = f"a make-on-demand space of {counts} = {problem.library.size:.3g} products"
+    description = (
+        f"a make-on-demand space of {counts} = {problem.library.size:.3g} reagent tuples (fewer "
+        "molecules where tuples share a product)"
+    )
     return Candidates(problem, models, FEATURE_CACHE, description)
