@@ -361,3 +361,41 @@ def test_a_lost_in_flight_journal_is_rebuilt_from_the_batch_files_reagent_column
     assert any("pending again" in record.getMessage() for record in caplog.records)
     told = lab.tell(_filled(again.path))
     assert len(_rows(tmp_path / "p")) == 16 and told is not None
+
+
+def test_a_resume_that_changes_which_radicals_are_read_is_refused_with_the_flag_to_give(
+    tmp_path: Path,
+) -> None:
+    """``--keep-radicals`` may differ on resume only where it reads the same space (the space's
+    hash is checked): a campaign that kept a radical amine is refused without the flag, named in
+    the hint, and resumes with it; one whose files hold no radical resumes either way."""
+    from trieste_scalable.errors import CampaignError
+
+    (tmp_path / "amines.smi").write_text("N[C]1CCc2ccccc21 rad\nCCN ethyl\nCCCN propyl\n")
+    (tmp_path / "acids.smi").write_text("CC(=O)O acetic\nCCC(=O)O propionic\n")
+    files = [tmp_path / "amines.smi", tmp_path / "acids.smi"]
+    sizes = dict(initial=2, batch_size=2, quiet=True, objective="qed")
+    screen(
+        reaction=AMIDE, reagents=files, keep_radicals=True, logdir=tmp_path / "r", budget=1, **sizes
+    )
+    with pytest.raises(CampaignError, match="resume with --keep-radicals"):
+        screen(
+            reaction=AMIDE, reagents=files, logdir=tmp_path / "r", resume=True, budget=2, **sizes
+        )
+    screen(
+        reaction=AMIDE, reagents=files, keep_radicals=True, logdir=tmp_path / "r", resume=True,
+        budget=2, **sizes,
+    )  # fmt: skip
+    assert len(_rows(tmp_path / "r")) == 4
+    plain = [AMINES, ACIDS]
+    screen(reaction=AMIDE, reagents=plain, logdir=tmp_path / "s", budget=2, **sizes)
+    screen(
+        reaction=AMIDE,
+        reagents=plain,
+        keep_radicals=True,
+        logdir=tmp_path / "s",
+        resume=True,
+        budget=4,
+        **sizes,
+    )
+    assert len(_rows(tmp_path / "s")) == 6

@@ -106,6 +106,10 @@ def check_same_campaign(
         table = spec.objective.removeprefix("table:")
         what = f"the library's content or the score table {table}"
         restore = "the original library file and score table"
+    if getattr(spec, "reaction", None):
+        what = "the make-on-demand space's reaction or reagents"
+        other = "without" if getattr(spec, "keep_radicals", False) else "with"
+        restore = f"the original reaction and reagent files, or resume {other} --keep-radicals"
     raise CampaignError(
         f"{what} changed since this campaign ran ({saved}: {LIBRARY_HASH} "
         f"{str(logged_hash)[:12]}..., now {library_hash[:12]}...): its logged evaluations "

@@ -28,6 +28,7 @@ RESUMABLE = {"budget", "quiet", "resume", "logdir", "batch_size", "max_batch_siz
     "workers",  # where and how long evaluations run
     "ray_address",
     "timeout",
+    "keep_radicals",  # the space's hash, checked on resume, says whether it changed what is read
 }
 """Settings that may change when resuming (everything else must match the original run)."""
 
