@@ -98,5 +98,5 @@ class MoleculeProblem(CampaignProblem, Protocol):
 
     def proposed_index(self, rows: Sequence[Mapping[str, str]]) -> list[Optional[int]]:
         """The candidate each row of a batch file names (its cells by lower-case column: its
-        :meth:`identity_columns` among them), found without enumerating anything; ``None``
-        where none is found."""
+        :meth:`~.CampaignProblem.identity_columns` among them), found without enumerating
+        anything; ``None`` where none is found."""

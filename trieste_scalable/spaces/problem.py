@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..errors import UsageError
+from .library import ComponentLibrary
 from .reaction import ReactionLibrary
 from .reagents import read_reagents
 from .search_space import MakeOnDemandSpace
@@ -63,7 +64,7 @@ class ProductLabels(Sequence[str]):
     :raise LookupError: On reading a candidate whose reaction fails (it has no product).
     """
 
-    def __init__(self, library: ReactionLibrary, rows: TupleRows):
+    def __init__(self, library: ComponentLibrary, rows: TupleRows):
         self.library, self.rows = library, rows
 
     def __len__(self) -> int:
@@ -107,7 +108,7 @@ class MakeOnDemandProblem:
         return self.space
 
     @property
-    def library(self) -> ReactionLibrary:
+    def library(self) -> ComponentLibrary:
         return self.space.library
 
     @property
@@ -167,12 +168,12 @@ class MakeOnDemandProblem:
 
     def metrics(self, evaluated: np.ndarray) -> dict[str, float]:
         """No product's value is known up front: how many tuples made no compound, by reason
-        (:attr:`~.reaction.ReactionLibrary.failures`)."""
+        (:attr:`~.library.ComponentLibrary.failures`)."""
         failures = self.library.failures
         return {f"tuples_failed/{reason}": float(n) for reason, n in sorted(failures.items())}
 
 
-def reagent_columns(library: ReactionLibrary) -> list[str]:
+def reagent_columns(library: ComponentLibrary) -> list[str]:
     """One ``evaluations.csv`` column a component, named after its reagent file (``reagent_``
     and the file's stem)."""
     stems = [Path(r.path).name.split(".")[0] for r in library.reagents]

@@ -13,8 +13,8 @@ from trieste.space import SearchSpace
 from trieste.types import TensorType
 
 from ..chemistry.molecules import fingerprint_width
+from .library import ComponentLibrary
 from .lru import LRUCache
-from .reaction import ReactionLibrary
 
 FEATURE_CACHE = 200_000
 """Products whose fingerprints a space keeps (the last asked for; 150 MB at 6,144 bits)."""
@@ -32,7 +32,7 @@ class MakeOnDemandSpace(SearchSpace):
 
     def __init__(
         self,
-        library: ReactionLibrary,
+        library: ComponentLibrary,
         fingerprint: tuple[str, int, int],
         *,
         cache_size: int = FEATURE_CACHE,
@@ -105,7 +105,7 @@ class MakeOnDemandSpace(SearchSpace):
 
     def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:
         """The rows of ``points`` [N, C] whose products exist [K] and their packed fingerprints
-        [K, ceil(W / 8)] (:meth:`~.reaction.ReactionLibrary.fingerprints`; the last
+        [K, ceil(W / 8)] (:meth:`~.library.ComponentLibrary.fingerprints`; the last
         ``cache_size`` tuples' rows are kept): the space's one features API (unpacked:
         :meth:`~.featurised.FeatureRows.of`)."""
         indices = np.rint(np.asarray(points)).astype(np.int64).reshape(-1, len(self.library.counts))

@@ -1,0 +1,158 @@
+"""What every make-on-demand library shares, whatever makes its products: components of
+building blocks (:class:`~.reagents.Reagents`), a product named by a tuple of their indices, one
+per component, made when asked for and written as canonical SMILES, and the tuples that fail
+remembered. A reaction SMARTS (:class:`~.reaction.ReactionLibrary`) and a vendor's synthons
+joined at their link atoms (:class:`~.synthons.SynthonReaction`) are the two ways to make one.
+
+A tuple whose building blocks join into nothing, a product RDKit cannot sanitise, or one with
+unpaired electrons (a radical: no compound to order) *fails*: it is remembered
+(:attr:`ComponentLibrary.failed`, its reason counted in :attr:`ComponentLibrary.failures`) and
+never made again. Memory grows with the tuples asked about (a bounded cache of products, the
+failures), never with the library's size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ..chemistry.molecules import fingerprint_width, fingerprints
+from .lru import LRUCache
+from .reagents import SEPARATOR, Reagents, has_radical
+
+PRODUCT_CACHE = 200_000
+"""Products kept in memory by default (canonical SMILES by tuple; about 30 MB)."""
+
+
+class ComponentLibrary:
+    """The products of one tuple of building blocks a component (module docstring); a subclass
+    says how they join (``_joined``).
+
+    :param name: What makes the products (a reaction SMARTS or id), for the space's identity.
+    :param reagents: One list of building blocks per component.
+    :param usable: The building blocks of each component that can make a product [R_k].
+    :param cache_size: Products kept in memory (least recently asked dropped first).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        reagents: Sequence[Reagents],
+        usable: Sequence[np.ndarray],
+        cache_size: int = PRODUCT_CACHE,
+    ):
+        self.reaction = name
+        self.reagents = tuple(reagents)
+        self.usable = tuple(usable)
+        self.failed: set[tuple[int, ...]] = set()
+        """Tuples that failed: never made, sampled or proposed again."""
+        self.failures: Counter[str] = Counter()
+        """How many tuples failed for each reason: ``no product``, ``not sanitisable`` or
+        ``radical``."""
+        self._products: LRUCache[tuple[int, ...], str] = LRUCache(cache_size)
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        """Building blocks of each component [C]."""
+        return tuple(len(r) for r in self.reagents)
+
+    @property
+    def size(self) -> int:
+        """Products in the library: the product of the counts (Python's ``int``)."""
+        return math.prod(self.counts)
+
+    def ambiguities(self) -> list[str]:
+        """Lines saying what is ambiguous about how products are made (none here)."""
+        return []
+
+    def reagent_names(self, index: Sequence[int]) -> list[str]:
+        """The names of the tuple's building blocks, one a component."""
+        return [r.names[int(i)] for r, i in zip(self.reagents, index)]
+
+    def name(self, index: Sequence[int]) -> str:
+        """The product's name: its building blocks' names joined by
+        :data:`~.reagents.SEPARATOR`, which no name holds (so two products never share one)."""
+        return SEPARATOR.join(self.reagent_names(index))
+
+    def product(self, index: Sequence[int]) -> Optional[str]:
+        """The canonical SMILES of the tuple's product, or ``None`` if it fails.
+
+        :raise ValueError: On a tuple that is not one index a component.
+        """
+        key = self._key(index)
+        if key in self.failed:
+            return None
+        made = self._products.get(key)
+        if made is None:
+            made = self._make(key)
+            if made is None:
+                self.failed.add(key)
+                return None
+            self._products.put(key, made)
+        return made
+
+    def products(self, indices: np.ndarray) -> list[Optional[str]]:
+        """:meth:`product` of each row of ``indices`` [N, C]."""
+        return [self.product(row) for row in np.asarray(indices)]
+
+    def fingerprints(
+        self, indices: np.ndarray, settings: tuple[str, int, int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``indices`` [N, C] whose products exist [K] and those products' packed
+        fingerprints [K, ceil(W / 8)], ``settings`` being the fingerprint's kind, radius and size
+        (:func:`~trieste_scalable.chemistry.molecules.fingerprints`, of the product parsed from its
+        canonical SMILES).
+        Stereocentres are features (``chirality``): products are distinct by canonical SMILES,
+        and Walters' reagent lists hold many stereoisomers, which would otherwise share a
+        fingerprint and be one candidate to a model (``design_measurements.md``)."""
+        from rdkit import Chem
+
+        made = self.products(indices)
+        kept = np.array([i for i, s in enumerate(made) if s is not None], dtype=np.int64)
+        kind, radius, size = settings
+        width = fingerprint_width(kind, size)
+        if not kept.size:
+            return kept, np.zeros((0, -(-width // 8)), dtype=np.uint8)
+        molecules = [Chem.MolFromSmiles(made[i]) for i in kept]
+        rows = fingerprints(molecules, kind, radius, size, chirality=True)
+        return kept, np.packbits(rows, axis=1)
+
+    def random_tuples(self, num: int, rng: np.random.Generator) -> np.ndarray:
+        """``num`` tuples [num, C] drawn uniformly among the usable building blocks of each
+        component (repeats and failing tuples possible: the caller filters them)."""
+        columns = [usable[rng.integers(usable.size, size=num)] for usable in self.usable]
+        return np.stack(columns, axis=1).astype(np.int64)
+
+    def _key(self, index: Sequence[int]) -> tuple[int, ...]:
+        key = tuple(int(i) for i in index)
+        if len(key) != len(self.reagents) or any(not 0 <= i < n for i, n in zip(key, self.counts)):
+            raise ValueError(f"{key} is not a tuple of reagent indices below {self.counts}")
+        return key
+
+    def _joined(self, key: tuple[int, ...]) -> Optional[Any]:
+        """The tuple's product as an RDKit molecule, not yet sanitised, or ``None`` if its
+        building blocks join into nothing."""
+        raise NotImplementedError
+
+    def _make(self, key: tuple[int, ...]) -> Optional[str]:
+        from rdkit import Chem
+
+        molecule = self._joined(key)
+        if molecule is None:
+            self.failures["no product"] += 1
+            return None
+        try:
+            Chem.SanitizeMol(molecule)
+        except ValueError:  # RDKit's sanitisation errors derive from ValueError
+            self.failures["not sanitisable"] += 1
+            return None
+        if has_radical(molecule):
+            self.failures["radical"] += 1
+            return None
+        # written, read and written again: RDKit's first canonical SMILES of a product with ring
+        # stereo (a 1,4-disubstituted cyclohexane) can depend on how it was built, its second
+        # never does, so one molecule made two ways has one name
+        return str(Chem.CanonSmiles(Chem.MolToSmiles(molecule)))
