@@ -13,7 +13,7 @@ is told (our models share a dataset's tensor instead of copying it:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
 import tensorflow as tf
@@ -28,11 +28,19 @@ from trieste.models.interfaces import (
 )
 from trieste.types import TensorType
 
-if TYPE_CHECKING:
-    from .search_space import MakeOnDemandSpace
-
 Featurise = Callable[[np.ndarray], np.ndarray]
 """Feature rows [N, W] of points [N, C]; raises ``ValueError`` on a point without features."""
+
+
+class FeaturedSpace(Protocol):
+    """A search space whose points have packed 0/1 features
+    (:class:`~trieste_scalable.spaces.search_space.MakeOnDemandSpace`,
+    :class:`~trieste_scalable.spaces.catalog_space.CatalogSpace`)."""
+
+    width: int
+
+    def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``points`` whose features exist [K] and their packed features."""
 
 
 class FeatureRows:
@@ -50,7 +58,7 @@ class FeatureRows:
         self._rows = tf.zeros([0, width], tf.float64)
 
     @classmethod
-    def of(cls, space: MakeOnDemandSpace) -> FeatureRows:
+    def of(cls, space: FeaturedSpace) -> FeatureRows:
         """The unpacked 0/1 features of ``space``'s points, in float64 (``ValueError`` naming
         the first point without features)."""
 
