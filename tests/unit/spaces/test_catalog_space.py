@@ -112,3 +112,12 @@ def test_trieste_rules_search_the_catalog_through_the_featurised_model() -> None
     chosen = rule.acquire_single(catalog, model, dataset=data)
     assert chosen.shape == (1, 4) and bool(catalog.contains(chosen)[0])
     assert catalog.products(chosen)[0] is not None
+
+
+def test_the_pool_rule_refuses_a_catalog_it_cannot_search_across() -> None:
+    from trieste_scalable.acquisition import BatchThompsonSampling
+    from trieste_scalable.spaces.pool_rule import MakeOnDemandPoolRule
+
+    rule = MakeOnDemandPoolRule(BatchThompsonSampling(2))
+    with pytest.raises(TypeError, match="needs a reagent-tuple space: CatalogSpace"):
+        rule.acquire(_catalog(), {}, None)
