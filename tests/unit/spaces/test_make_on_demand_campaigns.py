@@ -150,11 +150,26 @@ def _swapped(batch: Path, row: int, column: str, value: str) -> Path:
     rows = _filled(batch)
     rows[row][column] = value
     path = batch.with_name("contradicting.csv")
+    _write(path, rows)
+    return path
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> None:
+    """``rows`` as a batch file, their keys its header."""
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    return path
+
+
+def _ester_space(tmp_path: Path) -> list[str]:
+    """The flags of a space where methyl and ethyl acetate make the same amides: 3 amines x 3
+    esters = 9 tuples, 6 products."""
+    (tmp_path / "amines.smi").write_text("CCN ethyl\nCCCN propyl\nNCc1ccccc1 benzyl\n")
+    (tmp_path / "esters.smi").write_text("CC(=O)OC methyl_ac\nCC(=O)OCC ethyl_ac\nCCC(=O)OC pr\n")
+    reaction = "[#6:1][NH2:2].[#6:4][C:3](=O)O[#6]>>[#6:1][NH:2][C:3]([#6:4])=O"
+    files = [str(tmp_path / "amines.smi"), str(tmp_path / "esters.smi")]
+    return ["--reaction", reaction, "--reagents", *files]
 
 
 def test_a_prospective_campaign_picks_what_screen_picks_with_the_lab_as_oracle(
@@ -289,12 +304,8 @@ def test_a_space_that_runs_out_of_products_ends_with_what_it_found(
     products cannot fill ends the campaign cleanly (exit 0, said), each molecule evaluated
     once; ``--resume`` with a larger budget then says there is nothing left (before, both
     exited 1 advising ``--resume``)."""
-    (tmp_path / "amines.smi").write_text("CCN ethyl\nCCCN propyl\nNCc1ccccc1 benzyl\n")
-    (tmp_path / "esters.smi").write_text("CC(=O)OC methyl_ac\nCC(=O)OCC ethyl_ac\nCCC(=O)OC pr\n")
-    reaction = "[#6:1][NH2:2].[#6:4][C:3](=O)O[#6]>>[#6:1][NH:2][C:3]([#6:4])=O"
     logdir = tmp_path / "run"
-    argv = ["screen", "--reaction", reaction, "--reagents", str(tmp_path / "amines.smi")]
-    argv += [str(tmp_path / "esters.smi"), "--objective", "qed", "--initial", "2"]
+    argv = ["screen", *_ester_space(tmp_path), "--objective", "qed", "--initial", "2"]
     argv += ["--batch-size", "2", "--logdir", str(logdir), "--quiet"]
     assert main([*argv, "--budget", "6"]) == 0
     rows = _rows(logdir)
@@ -310,22 +321,15 @@ def test_propose_on_a_space_that_ran_out_of_products_says_the_campaign_is_over(
 ) -> None:
     """The same 6 products of 9 tuples, proposed and told: the next ``propose`` exits 2 saying
     nothing is left, and writes nothing (before, it exited 1 advising ``--resume``)."""
-    (tmp_path / "amines.smi").write_text("CCN ethyl\nCCCN propyl\nNCc1ccccc1 benzyl\n")
-    (tmp_path / "esters.smi").write_text("CC(=O)OC methyl_ac\nCC(=O)OCC ethyl_ac\nCCC(=O)OC pr\n")
-    reaction = "[#6:1][NH2:2].[#6:4][C:3](=O)O[#6]>>[#6:1][NH:2][C:3]([#6:4])=O"
     logdir = tmp_path / "run"
-    argv = ["propose", "--reaction", reaction, "--reagents", str(tmp_path / "amines.smi")]
-    argv += [str(tmp_path / "esters.smi"), "--initial", "2", "--batch-size", "4"]
+    argv = ["propose", *_ester_space(tmp_path), "--initial", "2", "--batch-size", "4"]
     argv += ["--budget", "7", "--logdir", str(logdir), "--quiet"]
     told = 0
     for batch in range(3):
         assert main(argv) == 0
         path = logdir / f"batch_{batch:03d}.csv"
         rows = _filled(path)
-        with open(path, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        _write(path, rows)
         assert main(["tell", str(logdir), str(path)]) == 0
         told += len(rows)
         if told == 6:
