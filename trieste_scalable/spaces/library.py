@@ -152,7 +152,10 @@ class ComponentLibrary:
         if has_radical(molecule):
             self.failures["radical"] += 1
             return None
-        # written, read and written again: RDKit's first canonical SMILES of a product with ring
-        # stereo (a 1,4-disubstituted cyclohexane) can depend on how it was built, its second
-        # never does, so one molecule made two ways has one name
-        return str(Chem.CanonSmiles(Chem.MolToSmiles(molecule)))
+        smiles = Chem.MolToSmiles(molecule)
+        if not any(mark in smiles for mark in "@/\\"):
+            return smiles
+        # with stereo, written, read and written again: RDKit's first canonical SMILES of a ring
+        # stereo product (a 1,4-disubstituted cyclohexane) can depend on how it was built, its
+        # second never does, so one molecule made two ways has one name
+        return str(Chem.CanonSmiles(smiles))

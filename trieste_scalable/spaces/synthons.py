@@ -121,9 +121,8 @@ def _read(path: Path) -> dict[str, list[_Synthon]]:
     if lines and lines[0][1].lower().startswith("smiles"):
         lines = lines[1:]  # the header
     for line, text in lines:
-        fields = re.split(r"\t|,|\s+", text) if "\t" not in text and "," not in text else None
-        fields = fields or re.split("\t" if "\t" in text else ",", text)
-        fields = [field.strip() for field in fields]
+        delimiter = "\t" if "\t" in text else "," if "," in text else None  # None: spaces
+        fields = [field.strip() for field in text.split(delimiter)]
         if len(fields) < 4:
             raise UsageError(
                 f"{path}, line {line}: {len(fields)} fields; a synthon file has a SMILES, a "

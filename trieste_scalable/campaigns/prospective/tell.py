@@ -19,6 +19,7 @@ import numpy as np
 
 from ...errors import UsageError
 from ...evaluation.evaluators import Evaluation
+from ...problems.campaign_problem import MoleculeProblem
 from ...problems.score_table import canonical_smiles
 from ..directory.records import Job
 from .batch_file import FilledRow, parse_score, read_filled
@@ -190,7 +191,7 @@ def same_tell(campaign: ProspectiveRecords, rows: list[FilledRow], tell: dict[st
     return all(told) and len(names) == len(told) and set(names) == set(told)
 
 
-def _check_identity(problem: Any, index: int, row: FilledRow, at: str) -> None:
+def _check_identity(problem: MoleculeProblem, index: int, row: FilledRow, at: str) -> None:
     """:raise UsageError: If ``row`` has a column identifying a candidate (a make-on-demand
     product's ``name`` and reagents) that names another than candidate ``index``, its SMILES'."""
     columns = problem.identity_columns()[1:]
