@@ -91,7 +91,7 @@ def read_filled(path: Path) -> list[FilledRow]:
         score = row[where["score"]].strip()
         if table.delimiter != "," and DECIMAL_COMMA.fullmatch(score):
             score = score.replace(",", ".")
-        cells = {name: cell.strip() for name, cell in zip(table.header, row)}
+        cells = table.cells(row)
         filled.append(FilledRow(number, row[where["smiles"]].strip(), score, cells))
     if not filled:
         raise UsageError(f"{path} has a header but no rows")
@@ -109,7 +109,7 @@ def read_proposed(path: Path) -> list[tuple[int, int, dict[str, str]]]:
     table = _read_table(path, ("smiles", "id", "batch"))
     proposed = []
     for _, row in table.rows:
-        cells = {name: cell.strip() for name, cell in zip(table.header, row)}
+        cells = table.cells(row)
         numbers = [cells.get("id", ""), cells.get("batch", "")]
         if cells.get("smiles") and all(re.fullmatch("[0-9]+", cell) for cell in numbers):
             proposed.append((int(numbers[0]), int(numbers[1]), cells))
@@ -130,6 +130,10 @@ class _Table:
     @property
     def width(self) -> int:
         return len(self.header)
+
+    def cells(self, row: list[str]) -> dict[str, str]:
+        """The cells of ``row`` by column name, stripped."""
+        return {name: cell.strip() for name, cell in zip(self.header, row)}
 
 
 def _read_table(path: Path, required: Sequence[str]) -> _Table:
