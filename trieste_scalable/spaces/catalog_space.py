@@ -24,7 +24,7 @@ from trieste.types import TensorType
 
 from .library import ComponentLibrary
 from .reagents import SEPARATOR
-from .search_space import FEATURE_CACHE, MakeOnDemandSpace
+from .search_space import FEATURE_CACHE, MakeOnDemandSpace, distinct_products
 
 
 class CatalogSpace(SearchSpace):
@@ -119,27 +119,17 @@ class CatalogSpace(SearchSpace):
         :raise ValueError: If 100 rounds of draws found fewer (a catalog of few products).
         """
         rng = np.random.default_rng(seed if seed is not None else np.random.randint(2**31))
-        found: dict[str, np.ndarray] = {}
-        tried = 0
-        for _ in range(100):
-            missing = num_samples - len(found)
-            if missing <= 0:
-                break
-            chosen = rng.choice(len(self.spaces), size=2 * missing, p=self._weights)
-            draws = np.zeros((chosen.size, self._columns))
+
+        def draw(num: int) -> np.ndarray:
+            chosen = rng.choice(len(self.spaces), size=num, p=self._weights)
+            draws = np.zeros((num, self._columns))
             draws[:, 0] = chosen
             for r in np.unique(chosen):
                 library, at = self.spaces[r].library, np.flatnonzero(chosen == r)
                 draws[at, 1 : 1 + len(library.counts)] = library.random_tuples(at.size, rng)
-            tried += len(draws)
-            for point, smiles in zip(draws, self.products(draws)):
-                if smiles is not None and smiles not in found and len(found) < num_samples:
-                    found[smiles] = point
-        if len(found) < num_samples:
-            raise ValueError(
-                f"asked for {num_samples} distinct products, found {len(found)} in {tried} draws"
-            )
-        return tf.constant(np.stack(list(found.values())))
+            return draws
+
+        return tf.constant(distinct_products(num_samples, draw, self.products))
 
     def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:
         """The rows of ``points`` [N, 1 + C_max] whose products exist [K], in order, and their

@@ -5,7 +5,7 @@ features are its product's fingerprint, made on demand with the campaign's finge
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import tensorflow as tf
@@ -79,29 +79,12 @@ class MakeOnDemandSpace(SearchSpace):
             how many distinct tuples were tried and how many of them made no product.
         """
         rng = np.random.default_rng(seed if seed is not None else np.random.randint(2**31))
-        found: dict[str, tuple[int, ...]] = {}  # product -> the first tuple that made it
-        tried: set[tuple[int, ...]] = set()
-        for _ in range(100):  # each round draws what is missing, twice over
-            missing = num_samples - len(found)
-            if missing <= 0:
-                break
-            for row in self.library.random_tuples(2 * missing, rng):
-                key = tuple(int(i) for i in row)
-                made = None if key in tried else self.library.product(key)
-                tried.add(key)
-                if made is not None and made not in found:
-                    found[made] = key
-                    if len(found) == num_samples:
-                        break
-        if len(found) < num_samples:
-            failed = sum(self.library.product(key) is None for key in tried)
-            raise ValueError(
-                f"asked for {num_samples} distinct products, found {len(found)}: {failed} of the "
-                f"{len(tried)} reagent tuples tried made no product"
-            )
-        points = np.array(list(found.values()), dtype=np.float64)
-        points = points.reshape(-1, len(self.library.counts))
-        return tf.constant(points)
+        points = distinct_products(
+            num_samples,
+            lambda num: self.library.random_tuples(num, rng),
+            self.library.products,
+        )
+        return tf.constant(points.astype(np.float64).reshape(-1, len(self.library.counts)))
 
     def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:
         """The rows of ``points`` [N, C] whose products exist [K] and their packed fingerprints
@@ -155,3 +138,39 @@ class MakeOnDemandSpace(SearchSpace):
     def __repr__(self) -> str:
         counts = " x ".join(str(n) for n in self.library.counts)
         return f"MakeOnDemandSpace({counts} = {self.library.size:.3g} reagent tuples)"
+
+
+def distinct_products(
+    num: int,
+    draw: Callable[[int], np.ndarray],
+    products: Callable[[np.ndarray], list[Optional[str]]],
+) -> np.ndarray:
+    """``num`` points whose products exist and are distinct molecules (by canonical SMILES: two
+    points that make one product are one candidate), in the order drawn: each of up to 100
+    rounds draws twice as many points as are missing (``draw(n)``: [n, D]) and keeps those that
+    make a new product (``products``, ``None`` where none) [num, D].
+
+    :raise ValueError: If the rounds found fewer, saying how many distinct points were tried and
+        how many of them made no product.
+    """
+    found: dict[str, np.ndarray] = {}  # product -> the first point that made it
+    tried: dict[tuple[float, ...], Optional[str]] = {}
+    for _ in range(100):
+        missing = num - len(found)
+        if missing <= 0:
+            break
+        rows = draw(2 * missing)
+        fresh = list({tuple(row): row for row in rows if tuple(row) not in tried}.values())
+        made = products(np.array(fresh)) if fresh else []
+        tried.update((tuple(row), smiles) for row, smiles in zip(fresh, made))
+        for row in rows:
+            smiles = tried[tuple(row)]
+            if smiles is not None and smiles not in found and len(found) < num:
+                found[smiles] = row
+    if len(found) < num:
+        failed = sum(smiles is None for smiles in tried.values())
+        raise ValueError(
+            f"asked for {num} distinct products, found {len(found)}: {failed} of the "
+            f"{len(tried)} reagent tuples tried made no product"
+        )
+    return np.stack(list(found.values()))

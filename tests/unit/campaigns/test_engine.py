@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import pytest
@@ -15,7 +15,11 @@ from trieste.data import Dataset
 from trieste.space import DiscreteSearchSpace
 
 from trieste_scalable.acquisition.random_search import RandomRule, RandomState
-from trieste_scalable.campaigns.engine.loop import EngineCallbacks, run_asynchronous
+from trieste_scalable.campaigns.engine.loop import (
+    CampaignResult,
+    EngineCallbacks,
+    run_asynchronous,
+)
 from trieste_scalable.evaluation.evaluators import Evaluation, InProcessEvaluator
 from trieste_scalable.models.no_model import NoModel
 
@@ -65,21 +69,29 @@ class _Results(EngineCallbacks):
         self.record(finished)
 
 
-@pytest.mark.parametrize("whole_batches", [True, False])
-def test_the_engine_runs_without_ray_and_hands_on_each_evaluation_as_it_arrives(
-    whole_batches: bool,
-) -> None:
-    groups: list[list[Evaluation]] = []
-    result = run_asynchronous(
+def _random_search(
+    budget: int, whole_batches: bool, callbacks: Optional[EngineCallbacks] = None
+) -> CampaignResult:
+    """Random search without repeats, 4 points an acquisition, in this process with 4 workers,
+    from the 3 initial points."""
+    return run_asynchronous(
         SPACE,
         NoModel(),
         RandomRule(4, seed=1, exclude_evaluated=True),
         _initial(),
         InProcessEvaluator(_objective, num_workers=4),
-        12,
+        budget,
         whole_batches=whole_batches,
-        callbacks=_Results(groups.append),
+        callbacks=callbacks,
     )
+
+
+@pytest.mark.parametrize("whole_batches", [True, False])
+def test_the_engine_runs_without_ray_and_hands_on_each_evaluation_as_it_arrives(
+    whole_batches: bool,
+) -> None:
+    groups: list[list[Evaluation]] = []
+    result = _random_search(12, whole_batches, _Results(groups.append))
     assert [len(group) for group in groups] == [1] * 12  # one at a time, never a whole batch
     evaluated = np.stack([e.point for group in groups for e in group])
     assert len({tuple(p) for p in evaluated} | {tuple(p) for p in POINTS[:3]}) == 15
@@ -170,15 +182,7 @@ def test_a_rule_with_nothing_left_to_pick_ends_the_campaign_with_what_it_found(
 ) -> None:
     """20 candidates, 3 evaluated, a budget of 30: random search without repeats picks the 17
     left, then has none; both modes end there (not an error), each candidate once."""
-    result = run_asynchronous(
-        SPACE,
-        NoModel(),
-        RandomRule(4, seed=1, exclude_evaluated=True),
-        _initial(),
-        InProcessEvaluator(_objective, num_workers=4),
-        30,
-        whole_batches=whole_batches,
-    )
+    result = _random_search(30, whole_batches)
     assert result.exhausted and result.num_evaluations == 17
     points = np.asarray(result.dataset.query_points)
     assert len(np.unique(points, axis=0)) == 20 == len(points)
