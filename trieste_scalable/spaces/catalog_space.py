@@ -15,6 +15,7 @@ search one library.
 
 from __future__ import annotations
 
+import functools
 from typing import Optional, Sequence
 
 import numpy as np
@@ -25,6 +26,7 @@ from trieste.types import TensorType
 from .library import ComponentLibrary
 from .reagents import SEPARATOR
 from .search_space import FEATURE_CACHE, MakeOnDemandSpace, distinct_products
+from .synthons import SynthonReaction
 
 
 class CatalogSpace(SearchSpace):
@@ -59,6 +61,8 @@ class CatalogSpace(SearchSpace):
         self._columns = 1 + width
         sizes = np.array([float(lib.size) for lib in libraries])
         self._weights = sizes / sizes.sum()
+        if len(set(self.reaction_ids)) < len(libraries):
+            raise ValueError(f"two libraries of a catalog share a reaction id: {self.reaction_ids}")
 
     @property
     def libraries(self) -> tuple[ComponentLibrary, ...]:
@@ -105,12 +109,40 @@ class CatalogSpace(SearchSpace):
                 made[i] = smiles
         return made
 
+    @property
+    def reaction_ids(self) -> tuple[str, ...]:
+        """Each library's short name: a synthon file's reaction id, ``reaction`` for a reaction
+        SMARTS (``reaction2`` ... where there are several)."""
+        smarts = [r for r, lib in enumerate(self.libraries) if not isinstance(lib, SynthonReaction)]
+        ids = [lib.reaction for lib in self.libraries]
+        for k, r in enumerate(smarts):
+            ids[r] = "reaction" if len(smarts) == 1 else f"reaction{k + 1}"
+        return tuple(ids)
+
+    def points(self, library: int, tuples: np.ndarray) -> np.ndarray:
+        """The catalog's points [N, 1 + C_max] of ``library``'s tuples [N, C_r]."""
+        tuples = np.asarray(tuples).reshape(len(tuples), -1)
+        points = np.zeros((len(tuples), self._columns))
+        points[:, 0] = library
+        points[:, 1 : 1 + tuples.shape[1]] = tuples
+        return points
+
     def name(self, point: Sequence[float]) -> str:
-        """A product's name: its building blocks' names and its library's name (a reaction id or
-        SMARTS), joined by :data:`~.reagents.SEPARATOR`."""
+        """A product's name: its building blocks' names and its library's
+        (:attr:`reaction_ids`), joined by :data:`~.reagents.SEPARATOR`."""
         ((r, _, tuples),) = self.split(np.asarray(point, dtype=np.float64).reshape(1, -1))
-        library = self.spaces[r].library
-        return library.name(tuples[0]) + SEPARATOR + library.reaction
+        return self.spaces[r].library.name(tuples[0]) + SEPARATOR + self.reaction_ids[r]
+
+    def random_points(self, num: int, rng: np.random.Generator) -> np.ndarray:
+        """``num`` random points [num, 1 + C_max]: a library with probability its share of the
+        products, then a tuple of its usable building blocks (products not checked)."""
+        chosen = rng.choice(len(self.spaces), size=num, p=self._weights)
+        draws = np.zeros((num, self._columns))
+        draws[:, 0] = chosen
+        for r in np.unique(chosen):
+            library, at = self.spaces[r].library, np.flatnonzero(chosen == r)
+            draws[at, 1 : 1 + len(library.counts)] = library.random_tuples(at.size, rng)
+        return draws
 
     def sample(self, num_samples: int, seed: Optional[int] = None) -> TensorType:
         """``num_samples`` points [num_samples, 1 + C_max] whose products exist and are distinct
@@ -119,16 +151,7 @@ class CatalogSpace(SearchSpace):
         :raise ValueError: If 100 rounds of draws found fewer (a catalog of few products).
         """
         rng = np.random.default_rng(seed if seed is not None else np.random.randint(2**31))
-
-        def draw(num: int) -> np.ndarray:
-            chosen = rng.choice(len(self.spaces), size=num, p=self._weights)
-            draws = np.zeros((num, self._columns))
-            draws[:, 0] = chosen
-            for r in np.unique(chosen):
-                library, at = self.spaces[r].library, np.flatnonzero(chosen == r)
-                draws[at, 1 : 1 + len(library.counts)] = library.random_tuples(at.size, rng)
-            return draws
-
+        draw = functools.partial(self.random_points, rng=rng)
         return tf.constant(distinct_products(num_samples, draw, self.products))
 
     def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:

@@ -14,6 +14,13 @@ What is exact and what is heuristic:
   random tuples and end at coordinate-wise minima of the bound
   (:mod:`~trieste_scalable.spaces.coordinate_search`), so a product that no search passes
   near is never in a pool, however good the model thinks it is.
+- *Over a catalog of several reactions* (:class:`~.catalog_space.CatalogSpace`), each search
+  moves within one reaction. The model allocates them: those from evaluated products start in
+  the reactions that made the best, and the others at the tuples of lowest bound among
+  ``probes`` random tuples scored in every reaction (so a reaction whose products the model
+  rates poorly gets no search that step, and one it rates well several). The random share is
+  drawn over the whole catalog, reactions weighted by their products. TensorBoard shows the
+  searches each reaction got (``pool/starts/<reaction>``).
 
 The model is a :class:`~trieste_scalable.spaces.featurised.FeaturisedModel` of the space's reagent
 tuples: the inner rule sees the model of fingerprints it wraps, the pool's fingerprints as a
@@ -26,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Mapping, Optional, Protocol, runtime_checkable
+from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 import tensorflow as tf
@@ -43,26 +50,14 @@ from ..acquisition.pick_stream import translated_picks
 from ..acquisition.summaries import write_scalars
 from ..acquisition.wrapped_rule import WrapsRule
 from ..packed_space import PackedSearchSpace
-from .coordinate_search import coordinate_search
+from .catalog_space import CatalogSpace
+from .coordinate_search import Score, coordinate_search
 from .featurised import FeaturisedModel
+from .search_space import MakeOnDemandSpace
 
-
-@runtime_checkable
-class ReagentTupleSpace(Protocol):
-    """What the rule needs of a make-on-demand search space
-    (:class:`~trieste_scalable.spaces.search_space.MakeOnDemandSpace`)."""
-
-    width: int
-
-    @property
-    def options(self) -> tuple[np.ndarray, ...]:
-        """The reagents of each component that can make a product [R_k]."""
-
-    def random_tuples(self, num: int, rng: np.random.Generator) -> np.ndarray:
-        """``num`` random tuples [num, C]."""
-
-    def features(self, points: TensorType) -> tuple[np.ndarray, np.ndarray]:
-        """The rows of ``points`` whose products exist [K] and their packed fingerprints."""
+TupleSpace = Union[MakeOnDemandSpace, CatalogSpace]
+"""The spaces the rule searches: one library's tuples, or a catalog of libraries (points
+[library, tuple])."""
 
 
 class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, ProbabilisticModel]):
@@ -76,6 +71,8 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
     :param max_sweeps: Most sweeps of a search over the components.
     :param beta: The bound searched is the mean less ``beta`` standard deviations.
     :param random_share: Random products added to the pool, as a share of ``pool_size``.
+    :param probes: Over a catalog, random tuples of each library whose bounds decide where the
+        searches that do not start from evaluated products start.
     :param seed: Seed of the searches (with the number of evaluations).
     """
 
@@ -89,10 +86,11 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         max_sweeps: int = 2,
         beta: float = 2.0,
         random_share: float = 0.25,
+        probes: int = 32,
         seed: int = 0,
     ):
-        if pool_size < 1 or num_starts < 1 or max_sweeps < 1:
-            raise ValueError("pool_size, num_starts and max_sweeps must be positive")
+        if min(pool_size, num_starts, max_sweeps, probes) < 1:
+            raise ValueError("pool_size, num_starts, max_sweeps and probes must be positive")
         if not (math.isfinite(beta) and beta >= 0 and 0 <= random_share):
             raise ValueError(
                 f"need a finite beta >= 0 and random_share >= 0: {beta}, {random_share}"
@@ -101,8 +99,11 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         self._pool_size, self._num_starts = pool_size, num_starts
         self._move_size, self._max_sweeps = move_size, max_sweeps
         self._beta, self._random_share, self._seed = beta, random_share, seed
+        self._probes = probes
         self.last_pool_size = 0
         """Distinct products in the last step's pool."""
+        self.last_starts: list[int] = []
+        """Searches the last step started in each library."""
 
     def acquire(
         self,
@@ -115,14 +116,18 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         :raise TypeError: If the space is no reagent-tuple space or the model no
             :class:`~trieste_scalable.spaces.featurised.FeaturisedModel`.
         """
-        if not isinstance(search_space, ReagentTupleSpace):
-            raise TypeError(f"{type(self).__name__} needs a reagent-tuple space: {search_space!r}")
+        if not isinstance(search_space, (MakeOnDemandSpace, CatalogSpace)):
+            raise TypeError(
+                f"{type(self).__name__} needs a make-on-demand space or catalog: {search_space!r}"
+            )
         model = models.get(OBJECTIVE)
         if not isinstance(model, FeaturisedModel):
             raise TypeError(f"{type(self).__name__} needs a FeaturisedModel, got {model!r}")
         dataset = None if datasets is None else datasets.get(OBJECTIVE)
         tuples, bits = self._pool(search_space, model, dataset)
         write_scalars("pool", {"size": self.last_pool_size})
+        if isinstance(search_space, CatalogSpace):
+            write_scalars("pool/starts", dict(zip(search_space.reaction_ids, self.last_starts)))
         pool = PackedSearchSpace(bits, search_space.width)
         inner_data = None if dataset is None else {OBJECTIVE: model.encode(dataset)}
         result = self._rule.acquire(pool, {OBJECTIVE: model.inner}, inner_data)
@@ -138,36 +143,46 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         return state_func
 
     def _pool(
-        self, space: ReagentTupleSpace, model: FeaturisedModel, dataset: Optional[Dataset]
+        self, space: TupleSpace, model: FeaturisedModel, dataset: Optional[Dataset]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The pool's tuples [P, C] and packed fingerprints [P, ceil(W / 8)], one tuple a
+        """The pool's points [P, D] and packed fingerprints [P, ceil(W / 8)], one point a
         distinct fingerprint, evaluated products left out."""
         evaluated = set() if dataset is None else _keys(np.asarray(dataset.query_points))
         rng = np.random.default_rng([self._seed, 0 if dataset is None else len(evaluated)])
         scored: dict[tuple[int, ...], float] = {}
 
-        def bound(tuples: np.ndarray) -> np.ndarray:
-            keys = _keys_list(tuples)
-            scores = np.full(len(tuples), np.inf)
-            kept, packed = space.features(tuples)
-            if len(kept):
-                scores[kept] = self._lower_bound(model, packed, space.width)
-            scores[np.array([key in evaluated for key in keys], dtype=bool)] = np.inf
-            scored.update((k, float(v)) for k, v in zip(keys, scores) if np.isfinite(v))
-            return scores
+        def bound_of(library: int) -> Score:
+            own = _libraries(space)[library]
 
-        coordinate_search(
-            bound,
-            space.options,
-            self._starts(space, dataset, rng),
-            rng,
-            max_sweeps=self._max_sweeps,
-            move_size=self._move_size,
-        )
+            def bound(tuples: np.ndarray) -> np.ndarray:
+                keys = _keys_list(_points(space, library, tuples))
+                scores = np.full(len(tuples), np.inf)
+                kept, packed = own.features(tuples)
+                if len(kept):
+                    scores[kept] = self._lower_bound(model, packed, space.width)
+                scores[np.array([key in evaluated for key in keys], dtype=bool)] = np.inf
+                scored.update((k, float(v)) for k, v in zip(keys, scores) if np.isfinite(v))
+                return scores
+
+            return bound
+
+        bounds = [bound_of(r) for r in range(len(_libraries(space)))]
+        starts = self._starts(space, bounds, dataset, rng)
+        self.last_starts = [len(mine) for mine in starts]
+        for library, mine in enumerate(starts):
+            if len(mine):
+                coordinate_search(
+                    bounds[library],
+                    _libraries(space)[library].options,
+                    mine,
+                    rng,
+                    max_sweeps=self._max_sweeps,
+                    move_size=self._move_size,
+                )
         best = sorted(scored, key=scored.__getitem__)[: self._pool_size]
-        extra = space.random_tuples(int(self._random_share * self._pool_size), rng)
+        extra = _random_points(space, int(self._random_share * self._pool_size), rng)
         candidates = np.array(best + [k for k in _keys_list(extra) if k not in evaluated])
-        kept, packed = space.features(candidates.reshape(-1, len(space.options)))
+        kept, packed = space.features(candidates.reshape(-1, int(space.dimension)))
         _, first = np.unique(packed, axis=0, return_index=True)
         first = np.sort(first)
         self.last_pool_size = len(first)
@@ -178,15 +193,35 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         return candidates[kept][first], packed[first]
 
     def _starts(
-        self, space: ReagentTupleSpace, dataset: Optional[Dataset], rng: np.random.Generator
-    ) -> np.ndarray:
-        """The best evaluated tuples (up to half the starts) and random ones [S, C]."""
-        starts = space.random_tuples(self._num_starts, rng)
+        self,
+        space: TupleSpace,
+        bounds: list[Score],
+        dataset: Optional[Dataset],
+        rng: np.random.Generator,
+    ) -> list[np.ndarray]:
+        """Each library's starts [S_r, C_r]: the best evaluated points (up to half the starts)
+        and random tuples; over a catalog, the random tuples are those of lowest bound among
+        ``probes`` drawn from each library, so the model allocates the searches to reactions."""
+        best = np.zeros((0, int(space.dimension)), dtype=np.int64)
         if dataset is not None and len(dataset.query_points):
             order = np.argsort(np.asarray(dataset.observations)[:, 0], kind="stable")
-            best = np.rint(np.asarray(dataset.query_points)[order[: self._num_starts // 2]])
-            starts[: len(best)] = best.astype(np.int64)
-        return starts
+            chosen = np.asarray(dataset.query_points)[order[: self._num_starts // 2]]
+            best = np.rint(chosen).astype(np.int64)
+        if isinstance(space, MakeOnDemandSpace):
+            starts = space.random_tuples(self._num_starts, rng)
+            starts[: len(best)] = best
+            return [starts]
+        probes = [lib.random_tuples(self._probes, rng) for lib in space.spaces]
+        scores = np.concatenate([bound(mine) for bound, mine in zip(bounds, probes)])
+        owner = np.repeat(np.arange(len(probes)), self._probes)
+        lowest = np.argsort(scores, kind="stable")[: self._num_starts - len(best)]
+        lowest = lowest[np.isfinite(scores[lowest])]
+        per_library = []
+        for r, library in enumerate(space.spaces):
+            mine = best[best[:, 0] == r, 1 : 1 + len(library.options)]
+            drawn = probes[r][lowest[owner[lowest] == r] - r * self._probes]
+            per_library.append(np.concatenate([mine, drawn]))
+        return per_library
 
     def _lower_bound(self, model: FeaturisedModel, packed: np.ndarray, width: int) -> np.ndarray:
         """The model's mean less ``beta`` standard deviations at packed fingerprints [K]."""
@@ -206,7 +241,7 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         return f"MakeOnDemandPoolRule({self._rule!r}, pool_size={self._pool_size})"
 
 
-def _as_features(state: Any, space: ReagentTupleSpace) -> Any:
+def _as_features(state: Any, space: TupleSpace) -> Any:
     """``state`` (tuples pending and failed) as the wrapped rule keeps it: their products'
     fingerprints (a tuple without a product is left out)."""
     if not isinstance(state, PendingState):
@@ -239,3 +274,21 @@ def _keys_list(tuples: np.ndarray) -> list[tuple[int, ...]]:
 
 def _keys(tuples: np.ndarray) -> set[tuple[int, ...]]:
     return set(_keys_list(tuples))
+
+
+def _libraries(space: TupleSpace) -> tuple[MakeOnDemandSpace, ...]:
+    """The libraries the searches move in: the space itself, or a catalog's."""
+    return space.spaces if isinstance(space, CatalogSpace) else (space,)
+
+
+def _points(space: TupleSpace, library: int, tuples: np.ndarray) -> np.ndarray:
+    """The space's points [N, D] of ``library``'s tuples [N, C_r]."""
+    return space.points(library, tuples) if isinstance(space, CatalogSpace) else tuples
+
+
+def _random_points(space: TupleSpace, num: int, rng: np.random.Generator) -> np.ndarray:
+    """``num`` random points [num, D] (products not checked): over a catalog, libraries weighted
+    by their products."""
+    if isinstance(space, CatalogSpace):
+        return space.random_points(num, rng)
+    return space.random_tuples(num, rng)
