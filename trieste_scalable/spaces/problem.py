@@ -155,10 +155,9 @@ class MakeOnDemandProblem:
         whose reagents do not make its SMILES is refused when told), ``None`` where a column is
         missing or names no reagent."""
         columns = [column.lower() for column in reagent_columns(self.library)]
-        by_name = [{name: i for i, name in enumerate(r.names)} for r in self.library.reagents]
         found: list[Optional[int]] = []
         for row in rows:
-            tuple_ = [names.get(row.get(c, "")) for names, c in zip(by_name, columns)]
+            tuple_ = [r.index_of(row.get(c, "")) for r, c in zip(self.library.reagents, columns)]
             known = all(i is not None for i in tuple_)
             found.append(int(self.indices(np.array([tuple_], float))[0]) if known else None)
         return found

@@ -20,10 +20,11 @@ the site a reagent reacts at does not depend on how its SMILES was written (:mod
 from __future__ import annotations
 
 import csv
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from ..errors import UsageError
 from ..files import text_file
@@ -52,6 +53,14 @@ class Reagents:
 
     def __len__(self) -> int:
         return len(self.smiles)
+
+    def index_of(self, name: str) -> Optional[int]:
+        """The index of the reagent called ``name``, ``None`` if none is."""
+        return self._by_name.get(name)
+
+    @functools.cached_property
+    def _by_name(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.names)}
 
 
 def read_reagents(path: Path | str, *, keep_radicals: bool = False) -> Reagents:

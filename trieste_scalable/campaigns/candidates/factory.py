@@ -56,6 +56,8 @@ def candidates(
     :param progress: Show featurising's progress.
     """
     higher = spec.higher_is_better
+    if spec.space:
+        return _catalog(spec, higher)
     if spec.reaction and spec.reagents:
         return _make_on_demand(spec, higher)
     from ...problems.screening import screening_problem
@@ -79,8 +81,6 @@ def _make_on_demand(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
     """A reaction and its reagent files: the model of the products' fingerprints, seen through
     a :class:`~trieste_scalable.spaces.featurised.FeaturisedModel`, the rule picking from the
     pools of a :class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`."""
-    from ...spaces.featurised import FeatureRows, FeaturisedModel
-    from ...spaces.pool_rule import MakeOnDemandPoolRule
     from ...spaces.problem import make_on_demand_problem
     from ...spaces.search_space import FEATURE_CACHE
 
@@ -92,22 +92,76 @@ def _make_on_demand(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
         higher_is_better=higher_is_better,
         keep_radicals=spec.keep_radicals,
     )
-    try:  # the initial design exists before anything is written
-        problem.space.sample(spec.initial, seed=spec.seed)
-    except ValueError as error:
-        raise UsageError(f"the reaction {spec.reaction} makes too few products: {error}") from None
-    fingerprints = library_models(spec)
-
-    def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
-        # the inner model is built from the rows the wrapper keeps: one copy, shared
-        rows = FeatureRows.of(problem.space)
-        inner, rule = fingerprints(rows.dataset(data), remaining)
-        pool_rule = MakeOnDemandPoolRule(rule, seed=spec.seed, **spec.pool_options())
-        return FeaturisedModel(inner, rows), pool_rule
-
+    _check_initial(problem.space, spec, f"the reaction {spec.reaction}")
     counts = " x ".join(str(n) for n in problem.library.counts)
     description = (
         f"a make-on-demand space of {counts} = {problem.library.size:.3g} reagent tuples (fewer "
         "molecules where tuples share a product)"
     )
-    return Candidates(problem, models, FEATURE_CACHE, description)
+    return Candidates(problem, _pool_models(spec, problem.space), FEATURE_CACHE, description)
+
+
+def _catalog(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
+    """A vendor's synthon files (and a reaction with its reagent files, if given) as one
+    :class:`~trieste_scalable.spaces.catalog_space.CatalogSpace`, searched as one reaction is."""
+    from ...spaces.catalog_problem import CatalogProblem
+    from ...spaces.catalog_space import CatalogSpace
+    from ...spaces.problem import make_on_demand_problem
+    from ...spaces.search_space import FEATURE_CACHE
+    from ...spaces.synthons import read_synthon_files
+
+    assert spec.space
+    libraries: list[Any] = list(read_synthon_files(spec.space).values())
+    if spec.reaction and spec.reagents:
+        libraries.append(
+            make_on_demand_problem(
+                spec.reaction,
+                spec.reagents,
+                spec.fingerprint_settings,
+                keep_radicals=spec.keep_radicals,
+            ).library
+        )
+    try:
+        space = CatalogSpace(libraries, spec.fingerprint_settings)
+    except ValueError as error:
+        raise UsageError(f"--space: {error}") from None
+    if space.size >= 2**63:
+        raise UsageError(f"{space.size:.3g} products: more than a 64-bit index can name")
+    name = f"an oracle on {len(libraries)} reactions, {space.size:.3g} products"
+    problem = CatalogProblem(name, space, higher_is_better)
+    _check_initial(space, spec, "the catalog")
+    sizes = ", ".join(f"{rid} {lib.size:.3g}" for rid, lib in zip(space.reaction_ids, libraries))
+    _log.info(f"reactions and their products: {sizes}")
+    description = (
+        f"a make-on-demand catalog of {len(libraries)} reactions, {space.size:.3g} products "
+        "(fewer molecules where two make one)"
+    )
+    return Candidates(problem, _pool_models(spec, space), FEATURE_CACHE, description)
+
+
+def _check_initial(space: Any, spec: LibrarySpec, what: str) -> None:
+    """:raise UsageError: If ``space`` has too few products for the initial design (checked
+    before anything is written)."""
+    try:
+        space.sample(spec.initial, seed=spec.seed)
+    except ValueError as error:
+        raise UsageError(f"{what} makes too few products: {error}") from None
+
+
+def _pool_models(spec: LibrarySpec, space: Any) -> Build:
+    """The model of the products' fingerprints, seen through a
+    :class:`~trieste_scalable.spaces.featurised.FeaturisedModel`, and the rule picking from the
+    pools of a :class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`."""
+    from ...spaces.featurised import FeatureRows, FeaturisedModel
+    from ...spaces.pool_rule import MakeOnDemandPoolRule
+
+    fingerprints = library_models(spec)
+
+    def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
+        # the inner model is built from the rows the wrapper keeps: one copy, shared
+        rows = FeatureRows.of(space)
+        inner, rule = fingerprints(rows.dataset(data), remaining)
+        pool_rule = MakeOnDemandPoolRule(rule, seed=spec.seed, **spec.pool_options())
+        return FeaturisedModel(inner, rows), pool_rule
+
+    return models

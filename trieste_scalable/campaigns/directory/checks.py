@@ -106,7 +106,9 @@ def check_same_campaign(
         table = spec.objective.removeprefix("table:")
         what = f"the library's content or the score table {table}"
         restore = "the original library file and score table"
-    if getattr(spec, "reaction", None):
+    if getattr(spec, "space", None):
+        what, restore = "the catalog's synthon files", "the original synthon files"
+    elif getattr(spec, "reaction", None):
         what = "the make-on-demand space's reaction or reagents"
         other = "without" if getattr(spec, "keep_radicals", False) else "with"
         restore = f"the original reaction and reagent files, or resume {other} --keep-radicals"

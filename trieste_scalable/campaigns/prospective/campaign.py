@@ -340,13 +340,18 @@ class ProspectiveCampaign:
 
 
 def _absolute_library(spec: ProposeSpec) -> ProposeSpec:
-    """``spec`` with its library (or reagent files) as absolute paths where they name files or
-    directories."""
-    if spec.reagents:
-        files = tuple(str(Path(f).resolve()) if Path(f).exists() else f for f in spec.reagents)
-        return replace(spec, reagents=files)
+    """``spec`` with its library (or reagent and synthon files) as absolute paths where they
+    name files or directories."""
+    if spec.make_on_demand:
+        return replace(spec, reagents=_absolute(spec.reagents), space=_absolute(spec.space))
     library = Path(spec.library)
     return replace(spec, library=str(library.resolve())) if library.exists() else spec
+
+
+def _absolute(files: Optional[tuple[str, ...]]) -> Optional[tuple[str, ...]]:
+    if files is None:
+        return None
+    return tuple(str(Path(f).resolve()) if Path(f).exists() else f for f in files)
 
 
 def _absolute_saved_library(saved: Path, spec: ProposeSpec) -> None:

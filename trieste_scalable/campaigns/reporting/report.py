@@ -53,7 +53,7 @@ def report(
                 f"{found[f'top{TOP_K}_scores']:.2f} (scores)"
             )
         elif found := problem.metrics(logged.ids[told]):
-            _log.info("; ".join(f"{name.replace('_', ' ')}: {n:g}" for name, n in found.items()))
+            _log.info(_grouped(found))
         _log.info("best molecules found (score, SMILES):")
         observed, ids = logged.observed[told], logged.ids[told]
         for n in np.argsort(observed)[:5]:
@@ -150,3 +150,12 @@ def plot_summary(
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def _grouped(metrics: dict[str, float]) -> str:
+    """``a/x``, ``a/y``, ``b`` as ``a: x 1, y 2; b: 3``."""
+    groups: dict[str, list[str]] = {}
+    for name, value in metrics.items():
+        head, _, tail = name.partition("/")
+        groups.setdefault(head.replace("_", " "), []).append(f"{tail} {value:g}".strip())
+    return "; ".join(f"{head}: {', '.join(values)}" for head, values in groups.items())

@@ -82,6 +82,15 @@ class LibrarySpec(CampaignSpec):
         group=MAKE_ON_DEMAND,
         path=True,
     )
+    space: Optional[tuple[str, ...]] = setting(
+        None,
+        "a vendor's make-on-demand catalog instead of --library: synthon files, one or many "
+        "reactions a file (one synthon a line: SMILES with link atoms [U] [Np] [Pu] [Am], id, "
+        "component, reaction id; tab-, comma- or space-separated, gzipped or not); "
+        "--reaction/--reagents's products join them",
+        group=MAKE_ON_DEMAND,
+        path=True,
+    )
     keep_radicals: bool = setting(
         False,
         "keep reagents with unpaired electrons (their products are radicals: no compound to "
@@ -119,10 +128,16 @@ class LibrarySpec(CampaignSpec):
         return not self.lower_is_better
 
     @property
+    def make_on_demand(self) -> bool:
+        """Whether the campaign searches a make-on-demand space (``--reaction``, ``--space``),
+        whose products are made when asked for, never enumerated."""
+        return bool(self.reaction or self.space)
+
+    @property
     def proposals_factor(self) -> int:
         """How many times more points an asynchronous acquisition proposes than over an
         enumerated library: :data:`MAKE_ON_DEMAND_FACTOR` over a make-on-demand space."""
-        return MAKE_ON_DEMAND_FACTOR if self.reaction else 1
+        return MAKE_ON_DEMAND_FACTOR if self.make_on_demand else 1
 
     def pool_options(self) -> dict[str, Any]:
         """The make-on-demand pool rule's settings given
@@ -193,18 +208,19 @@ class LibrarySpec(CampaignSpec):
         pool = ("pool_size", "pool_starts", "pool_move_size", "pool_sweeps", "pool_random_share")
         for name in pool:
             value = getattr(self, name)
-            if value is not None and not self.reaction:
+            if value is not None and not self.make_on_demand:
                 raise UsageError(f"{flag(self, name)} sets the pool of a make-on-demand space: "
-                                 "it needs --reaction")  # fmt: skip
-        if not self.reaction:
+                                 "it needs --reaction or --space")  # fmt: skip
+        if not self.make_on_demand:
             return
+        given = "--space" if self.space else "--reaction"
         if self.library != "moses-20k":
-            raise UsageError("--library and --reaction both name the library: give one")
+            raise UsageError(f"--library and {given} both name the library: give one")
         if self.entry is not None and self.entry.epochs:
-            raise UsageError(f"--reaction: {self.algorithm} repeats candidates; pick another rule")
+            raise UsageError(f"{given}: {self.algorithm} repeats candidates; pick another rule")
         if self.entry is not None and self.entry.model_size == "none":
             raise UsageError(
-                f"--reaction: {self.algorithm} has no model to build each batch's pool of "
+                f"{given}: {self.algorithm} has no model to build each batch's pool of "
                 "products with; pick another rule"
             )
 
@@ -256,7 +272,7 @@ class ScreenSpec(LibrarySpec):
         property or a score table of an enumerated library), else evaluated where asked."""
         from ...evaluation.oracles import is_table_objective
 
-        return is_table_objective(self.objective) and not self.reaction
+        return is_table_objective(self.objective) and not self.make_on_demand
 
     @property
     def runs_asynchronously(self) -> bool:
@@ -305,10 +321,10 @@ class ScreenSpec(LibrarySpec):
         from ...problems.score_table import is_score_table
 
         super()._check_make_on_demand()
-        if not self.reaction:
+        if not self.make_on_demand:
             return
         if self.scoring_actors is not None:
-            raise UsageError("--scoring-actors scores a library store, not a reaction")
+            raise UsageError("--scoring-actors scores a library store, not a make-on-demand space")
         if is_score_table(self.objective):
             raise UsageError(
                 "a score table scores an enumerated library's molecules: a make-on-demand "
