@@ -138,9 +138,33 @@ def run_ours(
     library = library_of(space_name)
     space = MakeOnDemandSpace(library, (DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH))
     score = objective_of(objective, QUERIES[SPACES[space_name][0]])
+    points, seconds = pool_campaign(
+        space, library.products, score, evaluations, seed, inducing, **pool
+    )
+    return {
+        "flat": np.ravel_multi_index(points.T, library.counts).tolist(),
+        "names": [library.name(p) for p in points],
+        "smiles": library.products(points),
+        "seconds_a_batch": float(np.median(seconds)),
+        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    }
 
-    def observe(points: tf.Tensor) -> Dataset:  # the tuples asked for make products
-        made = library.products(np.rint(points.numpy()).astype(np.int64))
+
+def pool_campaign(
+    space: Any,
+    products: Callable[[np.ndarray], list],
+    score: Callable[[list], np.ndarray],
+    evaluations: int,
+    seed: int,
+    inducing: int,
+    **pool: Any,
+) -> tuple[np.ndarray, list[float]]:
+    """The points [evaluations, D] a campaign of ours evaluates over ``space`` (a make-on-demand
+    space or a catalog; ``products`` makes their SMILES, ``score`` scores them, higher better):
+    ``INITIAL`` random products, then batches of ``BATCH``; and the seconds of each ask."""
+
+    def observe(points: tf.Tensor) -> Dataset:  # the points asked for make products
+        made = products(np.rint(points.numpy()).astype(np.int64))
         return Dataset(points, tf.constant(-score(made)[:, None]))  # Trieste minimises
 
     data = observe(space.sample(INITIAL, seed=seed))
@@ -170,13 +194,7 @@ def run_ours(
         seconds.append(time.perf_counter() - started)
         ask_tell.tell(observe(batch))
     points = np.rint(ask_tell.dataset.query_points.numpy()).astype(np.int64)[:evaluations]
-    return {
-        "flat": np.ravel_multi_index(points.T, library.counts).tolist(),
-        "names": [library.name(p) for p in points],
-        "smiles": library.products(points),
-        "seconds_a_batch": float(np.median(seconds)),
-        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-    }
+    return points, seconds
 
 
 def run_walters(args: argparse.Namespace, seed: int) -> Optional[dict]:

@@ -111,9 +111,11 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         models: Mapping[Tag, ProbabilisticModel],
         datasets: Optional[Mapping[Tag, Dataset]] = None,
     ) -> Any:
-        """Reagent tuples [B, C] (inside the wrapped rule's ``State`` function if it keeps one).
+        """Points of the space [B, D]: reagent tuples, or a catalog's [library, tuple] (inside
+        the wrapped rule's ``State`` function if it keeps one).
 
-        :raise TypeError: If the space is no reagent-tuple space or the model no
+        :raise TypeError: If the space is neither a make-on-demand space nor a catalog, or the
+            model no
             :class:`~trieste_scalable.spaces.featurised.FeaturisedModel`.
         """
         if not isinstance(search_space, (MakeOnDemandSpace, CatalogSpace)):
