@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from .catalog_space import CatalogSpace
+from .problem import ProductLabels
 
 
 class CatalogRows:
@@ -68,28 +69,6 @@ class CatalogRows:
         return found
 
 
-class CatalogLabels(Sequence[str]):
-    """The canonical SMILES of each candidate's product, made on demand (``labels[i]``).
-
-    :raise LookupError: On reading a candidate that has no product.
-    """
-
-    def __init__(self, space: CatalogSpace, rows: CatalogRows):
-        self.space, self.rows = space, rows
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
-        if isinstance(index, slice):
-            raise TypeError("a catalog's labels are read one at a time")
-        point = self.rows[[int(index)]]
-        made = self.space.products(point)[0]
-        if made is None:
-            raise LookupError(f"{self.space.name(point[0])} makes no product")
-        return made
-
-
 @dataclass(frozen=True)
 class CatalogProblem:
     """Screening a catalog (module docstring): a
@@ -109,11 +88,12 @@ class CatalogProblem:
     takes_extra_molecules: bool = False
     """Its model sees points of the catalog: a molecule it did not propose cannot be told."""
     points: CatalogRows = field(init=False, repr=False)
-    labels: CatalogLabels = field(init=False, repr=False)
+    labels: ProductLabels = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "points", CatalogRows(self.space))
-        object.__setattr__(self, "labels", CatalogLabels(self.space, self.points))
+        labels = ProductLabels(self.points, self.space.products, self.space.name)
+        object.__setattr__(self, "labels", labels)
 
     @property
     def search_space(self) -> CatalogSpace:

@@ -15,7 +15,7 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -61,11 +61,19 @@ class TupleRows:
 class ProductLabels(Sequence[str]):
     """The canonical SMILES of each candidate's product, made on demand (``labels[i]``).
 
-    :raise LookupError: On reading a candidate whose reaction fails (it has no product).
+    :param rows: The candidates' points by flat index (``rows[[i]]`` is [1, D]).
+    :param products: The SMILES of points' products [N] (``None`` where none).
+    :param name: A point's name, for the error.
+    :raise LookupError: On reading a candidate that has no product.
     """
 
-    def __init__(self, library: ComponentLibrary, rows: TupleRows):
-        self.library, self.rows = library, rows
+    def __init__(
+        self,
+        rows: Any,
+        products: Callable[[np.ndarray], list[Optional[str]]],
+        name: Callable[[Any], str],
+    ):
+        self.rows, self._products, self._name = rows, products, name
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -73,10 +81,10 @@ class ProductLabels(Sequence[str]):
     def __getitem__(self, index):  # type: ignore[no-untyped-def,override]
         if isinstance(index, slice):
             raise TypeError("a make-on-demand space's labels are read one at a time")
-        made = self.library.product(self.rows[[int(index)]][0])
+        point = self.rows[[int(index)]]
+        made = self._products(point)[0]
         if made is None:
-            name = self.library.name(self.rows[[int(index)]][0])
-            raise LookupError(f"the reaction fails for {name}: no product")
+            raise LookupError(f"{self._name(point[0])} makes no product")
         return made
 
 
@@ -210,7 +218,7 @@ def make_on_demand_problem(
     return MakeOnDemandProblem(
         name=f"an oracle on {counts} = {library.size:.3g} reagent tuples",
         points=rows,
-        labels=ProductLabels(library, rows),
+        labels=ProductLabels(rows, library.products, library.name),
         space=MakeOnDemandSpace(library, fingerprint),
         higher_is_better=higher_is_better,
     )

@@ -172,3 +172,25 @@ def test_the_pool_rule_refuses_a_space_it_cannot_search() -> None:
     rule = MakeOnDemandPoolRule(BatchThompsonSampling(2))
     with pytest.raises(TypeError, match="needs a make-on-demand space or catalog: Box"):
         rule.acquire(Box([0.0], [1.0]), {}, None)
+
+
+def test_reaction_ids_name_smarts_libraries_and_must_be_distinct(tmp_path: Path) -> None:
+    (tmp_path / "a.smi").write_text("CN methyl\nCCN ethyl\n")
+    (tmp_path / "b.smi").write_text("CC(=O)O acetic\n")
+    reagents = [read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")]
+    a8 = read_synthon_files([CHEMSPACE_SAMPLE])["a8"]
+    two = [ReactionLibrary(AMIDE, reagents), a8, ReactionLibrary(AMIDE, reagents)]
+    catalog = CatalogSpace(two, FINGERPRINT)
+    assert catalog.reaction_ids == ("reaction1", "a8", "reaction2")
+    assert catalog.name([0, 1, 0]) == "ethyl|acetic|reaction1"
+    np.testing.assert_array_equal(catalog.points(1, np.array([[3, 1]])), [[1, 3, 1]])
+    with pytest.raises(ValueError, match="share a reaction id"):
+        CatalogSpace([a8, a8], FINGERPRINT)
+
+
+def test_random_points_weight_reactions_by_their_products() -> None:
+    """10,000 draws: a8's share is 0.5 % (binomial mean 50.1, sd 7.1); 20 to 80 is > 4 sd."""
+    catalog = _catalog()
+    points = catalog.random_points(10_000, np.random.default_rng(4))
+    assert 20 <= int((points[:, 0] == 0).sum()) <= 80
+    assert bool(np.all(catalog.contains(points)))
