@@ -46,7 +46,7 @@ from ..directory.records import Job
 from ..migrations import with_absolute_library
 from ..spec.defaults import resolved
 from ..spec.library import ProposeSpec
-from ..spec.record import read_record, record
+from ..spec.record import read_record, record, resolved_paths
 from .batch_file import write_batch
 from .files import ProspectiveRecords, batch_path, rule_state_path
 from .report import report_prospective
@@ -341,17 +341,12 @@ class ProspectiveCampaign:
 
 def _absolute_library(spec: ProposeSpec) -> ProposeSpec:
     """``spec`` with its library (or reagent and synthon files) as absolute paths where they
-    name files or directories."""
-    if spec.make_on_demand:
-        return replace(spec, reagents=_absolute(spec.reagents), space=_absolute(spec.space))
-    library = Path(spec.library)
-    return replace(spec, library=str(library.resolve())) if library.exists() else spec
-
-
-def _absolute(files: Optional[tuple[str, ...]]) -> Optional[tuple[str, ...]]:
-    if files is None:
-        return None
-    return tuple(str(Path(f).resolve()) if Path(f).exists() else f for f in files)
+    name files or directories (:func:`~..spec.record.resolved_paths`)."""
+    if not spec.make_on_demand:
+        return replace(spec, library=resolved_paths(spec.library))
+    reagents = None if spec.reagents is None else resolved_paths(spec.reagents)
+    space = None if spec.space is None else resolved_paths(spec.space)
+    return replace(spec, reagents=reagents, space=space)
 
 
 def _absolute_saved_library(saved: Path, spec: ProposeSpec) -> None:

@@ -10,7 +10,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, overload
 
 from ...errors import CampaignError
 from ..migrations import with_legacy_settings
@@ -90,7 +90,7 @@ def changed_settings(original: CampaignSpec, now: CampaignSpec) -> dict[str, tup
 
     def same(spec_field: dataclasses.Field, before: Any, after: Any) -> bool:
         if spec_field.metadata.get("path") and before is not None and after is not None:
-            before, after = _resolved_paths(before), _resolved_paths(after)
+            before, after = resolved_paths(before), resolved_paths(after)
         return bool(before == after)
 
     return {
@@ -101,7 +101,15 @@ def changed_settings(original: CampaignSpec, now: CampaignSpec) -> dict[str, tup
     }
 
 
-def _resolved_paths(value: str | tuple[str, ...]) -> str | tuple[str, ...]:
+@overload
+def resolved_paths(value: str) -> str: ...
+
+
+@overload
+def resolved_paths(value: tuple[str, ...]) -> tuple[str, ...]: ...
+
+
+def resolved_paths(value: str | tuple[str, ...]) -> str | tuple[str, ...]:
     """A path setting (or a tuple of them) with each path that exists made absolute."""
 
     def resolved(path: str) -> str:
