@@ -157,18 +157,20 @@ def pool_campaign(
     evaluations: int,
     seed: int,
     inducing: int,
+    transform: str = "none",
     **pool: Any,
 ) -> tuple[np.ndarray, list[float]]:
     """The points [evaluations, D] a campaign of ours evaluates over ``space`` (a make-on-demand
     space or a catalog; ``products`` makes their SMILES, ``score`` scores them, higher better):
-    ``INITIAL`` random products, then batches of ``BATCH``; and the seconds of each ask."""
+    ``INITIAL`` random products, then batches of ``BATCH``; and the seconds of each ask.
+    ``transform``: the model's outcome transform (``screen --transform``)."""
 
     def observe(points: tf.Tensor) -> Dataset:  # the points asked for make products
         made = products(np.rint(points.numpy()).astype(np.int64))
         return Dataset(points, tf.constant(-score(made)[:, None]))  # Trieste minimises
 
     data = observe(space.sample(INITIAL, seed=seed))
-    scale = float(np.var(data.observations.numpy())) or 1.0
+    scale = 1.0 if transform != "none" else float(np.var(data.observations.numpy())) or 1.0
     rows = FeatureRows.of(space)
     inner, rule = build(  # built from the rows the model keeps: one copy, shared
         "gp-bucb",
@@ -183,6 +185,7 @@ def pool_campaign(
         screening=True,
         seed=seed,
         dictionary_size=inducing or None,
+        outcome_transform=transform,
     )
     model = FeaturisedModel(inner, rows)
     pool_rule = MakeOnDemandPoolRule(rule, seed=seed, **pool)

@@ -48,8 +48,11 @@ BASELINES = ("ga", "bb", "salsa", "ts", "mcts", "random_pw")
 random."""
 
 
-def run_ours(objective: str, evaluations: int, seed: int, union: bool) -> dict:
-    """One campaign of ours over the sample (or the union), in this process."""
+def run_ours(objective: str, evaluations: int, seed: int, union: bool, variant: str) -> dict:
+    """One campaign of ours over the sample (or the union), in this process. ``variant``: ``ours``
+    (``screen``'s defaults), then ``-plain`` for pools without the products RDKit's fingerprint
+    search finds similar to the best (``--pool-similar 0``), and ``-<transform>`` for an outcome
+    transform (``screen --transform``): e.g. ``ours-plain-log``."""
     from make_on_demand import pool_campaign
 
     from trieste_scalable.chemistry.molecules import (
@@ -59,6 +62,7 @@ def run_ours(objective: str, evaluations: int, seed: int, union: bool) -> dict:
     )
     from trieste_scalable.spaces.catalog_problem import CatalogRows
     from trieste_scalable.spaces.catalog_space import CatalogSpace
+    from trieste_scalable.spaces.similar_products import SimilarProducts
 
     libraries = reactions() + (_walters() if union else [])
     catalog = CatalogSpace(libraries, (DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH))
@@ -66,8 +70,13 @@ def run_ours(objective: str, evaluations: int, seed: int, union: bool) -> dict:
     def score(smiles: list) -> np.ndarray:
         return scores(smiles)[objective]
 
+    words = variant.split("-")[1:]
+    similar = "plain" not in words
+    transforms = [w for w in words if w != "plain"]
+    pool = {"similar": SimilarProducts(catalog)} if similar else {}
+    transform = transforms[0] if transforms else "none"
     points, seconds = pool_campaign(
-        catalog, catalog.products, score, evaluations, seed, inducing=1000
+        catalog, catalog.products, score, evaluations, seed, 1000, transform, **pool
     )
     spread = Counter(catalog.reaction_ids[int(r)] for r in points[:, 0])
     return {
@@ -195,12 +204,17 @@ def main() -> None:
         help="run the best baseline again to this many evaluations, for when it finds 90",
     )
     parser.add_argument("--union", action="store_true", help="ours over the 12-reaction union")
+    parser.add_argument(
+        "--ours",
+        default="ours",
+        help="our variants, comma-separated (run_ours): e.g. ours,ours-similar,ours-log",
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        if args.one == "ours":
-            run = run_ours(args.objective, args.evaluations, args.seed, args.union)
+        if args.one.startswith("ours"):
+            run = run_ours(args.objective, args.evaluations, args.seed, args.union, args.one)
         else:
             run = run_baseline(args.one, args.objective, args.evaluations, args.seed)
         print(json.dumps(run))
@@ -208,7 +222,7 @@ def main() -> None:
     if args.union:
         union(args)
         return
-    methods = ["ours"]
+    methods = args.ours.split(",")
     try:
         import synthonbench  # noqa: F401
 
@@ -225,7 +239,7 @@ def main() -> None:
             found = summary(run["flat"], args.objective, args.evaluations)
             rows[method].append(found)
             cost = ""
-            if method == "ours":
+            if method.startswith("ours"):
                 cost = f"  {run['seconds_a_batch']:7.1f}  {run['peak_gb']:7.2f}"
             print(
                 f"{seed:4d}  {method:10s}  {found['share']:13.2f}  {found['dcrf']:5.0f}  "
@@ -241,7 +255,7 @@ def ratios(rows: dict[str, list[dict]], args: argparse.Namespace) -> None:
     length: then a bound)."""
     mean = {m: float(np.mean([r["share"] for r in found])) for m, found in rows.items()}
     print("mean top-100 share: " + ", ".join(f"{m} {v:.3f}" for m, v in mean.items()))
-    baselines = {m: v for m, v in mean.items() if m != "ours"}
+    baselines = {m: v for m, v in mean.items() if not m.startswith("ours")}
     if not baselines:
         return
     best = max(baselines, key=baselines.__getitem__)

@@ -15,6 +15,12 @@ import tensorflow as tf
 from trieste.data import Dataset
 from trieste.models.interfaces import SupportsGetKernel, TrainableProbabilisticModel
 
+from ..numerics.outcome_transforms import (
+    TRANSFORMS,
+    OutcomeTransform,
+    data_units,
+    fit_outcome_transform,
+)
 from ..numerics.sizes import CHUNK_SIZE
 from .data import ReplicatedData, aggregate, validate_dataset
 from .fit_objectives import FitObjectives
@@ -42,6 +48,7 @@ class ModelOptions(TypedDict, total=False):
     fit_prior_mean: bool
     exact_fit_limit: int
     variance_optimism: float
+    outcome_transform: str
 
 
 class ReplicatedGPBase(
@@ -89,6 +96,12 @@ class ReplicatedGPBase(
     :param variance_optimism: After each fit, the signal variance is set this many times the
         fit's noise share standard deviations of its (Laplace) posterior above the fit: for UCB
         rules on noisy problems (``docs/fitting.md``); 0 (the default) keeps the MAP fit.
+    :param outcome_transform: ``"none"`` (the default), or a transform of
+        :data:`~trieste_scalable.numerics.outcome_transforms.TRANSFORMS` fitted to all the
+        observations at each :meth:`update` and applied before the model conditions on them
+        (and so before any fit): predictions are then in the transform's units (standardised,
+        increasing in the observations, so a rule's picks compare as in the data's);
+        :meth:`predict_in_data_units` undoes it.
     """
 
     _log_name = "model"
@@ -112,9 +125,16 @@ class ReplicatedGPBase(
         fit_prior_mean: bool = True,
         exact_fit_limit: int = 1000,
         variance_optimism: float = 0.0,
+        outcome_transform: str = "none",
     ):
         if chunk_size <= 0:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        if outcome_transform != "none" and outcome_transform not in TRANSFORMS:
+            choices = ", ".join(("none", *TRANSFORMS))
+            raise ValueError(f"unknown outcome_transform {outcome_transform!r}: one of {choices}")
+        self._outcome_kind = outcome_transform
+        self.outcome_transform: Optional[OutcomeTransform] = None
+        """The transform fitted at the last :meth:`update` (``None``: none)."""
         self._kernel = kernel
         parameters = list(kernel.parameters)
         self._dtype: tf.DType = tf.as_dtype(
@@ -217,6 +237,10 @@ class ReplicatedGPBase(
         """
         input_dim = None if self._data is None else self._data.inputs.shape[1]
         x, y = validate_dataset(dataset, self._dtype, input_dim)
+        transform = None
+        if self._outcome_kind != "none":
+            transform = fit_outcome_transform(self._outcome_kind, y)
+            y = transform.forward(y).numpy().astype(y.dtype)
         centre, mean = self._centre, float(self._mean.numpy())
         if centre is None:  # the first dataset's mean, as centre + a small remainder
             centre = float(y[0, 0])
@@ -238,10 +262,18 @@ class ReplicatedGPBase(
             self._centre = previous[0]
             self._mean.assign(previous[1])
             raise
+        self.outcome_transform = transform
         self._centre_variable.assign(tf.constant(centre, self._dtype))
         if previous_data is not None and not data.extends(previous_data):
             self.fitter.start_over()  # other data, not more: a trust region's local points
         self._data_version += 1
+
+    def predict_in_data_units(self, query_points: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """The observations' predictive median [N, 1] and half the width of its central 68 %
+        interval [N, 1] (the mean and standard deviation where there is no transform), in the
+        units of the observations the model was given
+        (:func:`~trieste_scalable.numerics.outcome_transforms.data_units` of ``predict_y``)."""
+        return data_units(self.outcome_transform, *self.predict_y(query_points))
 
     @property
     def prior_mean(self) -> Optional[float]:

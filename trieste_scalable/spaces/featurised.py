@@ -145,6 +145,11 @@ class FeaturisedModel(EncodedTrainableProbabilisticModel, EncodedSupportsPredict
     def optimize_encoded(self, dataset: Dataset) -> Any:
         return self.inner.optimize(dataset)
 
+    @property
+    def outcome_transform(self) -> Any:
+        """The inner model's fitted outcome transform (``None`` where it has none)."""
+        return getattr(self.inner, "outcome_transform", None)
+
     def get_kernel(self) -> Any:
         """The inner model's kernel (over feature rows)."""
         if not isinstance(self.inner, SupportsGetKernel):

@@ -21,6 +21,11 @@ What is exact and what is heuristic:
   rates poorly gets no search that step, and one it rates well several). The random share is
   drawn over the whole catalog, reactions weighted by their products. TensorBoard shows the
   searches each reaction got (``pool/starts/<reaction>``).
+- *Products similar to the best*, given ``similar`` (a catalog's
+  :class:`~.similar_products.SimilarProducts`): the products of any synthon reaction that RDKit's
+  fingerprint search finds similar to the ``similar_queries`` best evaluated products are scored
+  beside the searches' (``pool/similar``: how many), so the pool's ordering decides whether they
+  enter it. Which products the search finds is heuristic (that module's docstring).
 
 The model is a :class:`~trieste_scalable.spaces.featurised.FeaturisedModel` of the space's reagent
 tuples: the inner rule sees the model of fingerprints it wraps, the pool's fingerprints as a
@@ -33,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import tensorflow as tf
@@ -73,6 +78,10 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
     :param random_share: Random products added to the pool, as a share of ``pool_size``.
     :param probes: Over a catalog, random tuples of each library whose bounds decide where the
         searches that do not start from evaluated products start.
+    :param similar: Over a catalog, the points [N, D] of products similar to molecules
+        (SMILES), whose bounds are scored beside the searches' (module docstring); ``None``:
+        none.
+    :param similar_queries: The best evaluated products whose similar products are scored.
     :param seed: Seed of the searches (with the number of evaluations).
     """
 
@@ -87,10 +96,14 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         beta: float = 2.0,
         random_share: float = 0.25,
         probes: int = 32,
+        similar: Optional[Callable[[Sequence[str]], np.ndarray]] = None,
+        similar_queries: int = 2,
         seed: int = 0,
     ):
-        if min(pool_size, num_starts, max_sweeps, probes) < 1:
-            raise ValueError("pool_size, num_starts, max_sweeps and probes must be positive")
+        if min(pool_size, num_starts, max_sweeps, probes, similar_queries) < 1:
+            raise ValueError(
+                "pool_size, num_starts, max_sweeps, probes and similar_queries must be positive"
+            )
         if not (math.isfinite(beta) and beta >= 0 and 0 <= random_share):
             raise ValueError(
                 f"need a finite beta >= 0 and random_share >= 0: {beta}, {random_share}"
@@ -100,10 +113,13 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         self._move_size, self._max_sweeps = move_size, max_sweeps
         self._beta, self._random_share, self._seed = beta, random_share, seed
         self._probes = probes
+        self._similar, self._similar_queries = similar, similar_queries
         self.last_pool_size = 0
         """Distinct products in the last step's pool."""
         self.last_starts: list[int] = []
         """Searches the last step started in each library."""
+        self.last_similar = 0
+        """Products similar to the best that the last step scored."""
 
     def acquire(
         self,
@@ -130,6 +146,8 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         write_scalars("pool", {"size": self.last_pool_size})
         if isinstance(search_space, CatalogSpace):
             write_scalars("pool/starts", dict(zip(search_space.reaction_ids, self.last_starts)))
+        if self._similar is not None:
+            write_scalars("pool", {"similar": self.last_similar})
         pool = PackedSearchSpace(bits, search_space.width)
         inner_data = None if dataset is None else {OBJECTIVE: model.encode(dataset)}
         result = self._rule.acquire(pool, {OBJECTIVE: model.inner}, inner_data)
@@ -170,6 +188,9 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
 
         bounds = [bound_of(r) for r in range(len(_libraries(space)))]
         starts = self._starts(space, bounds, dataset, rng)
+        if self._similar is not None and isinstance(space, CatalogSpace):
+            leading = _best(dataset, self._similar_queries, int(space.dimension))
+            self._score_similar(space, bounds, leading)
         self.last_starts = [len(mine) for mine in starts]
         for library, mine in enumerate(starts):
             if len(mine):
@@ -204,11 +225,7 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         """Each library's starts [S_r, C_r]: the best evaluated points (up to half the starts)
         and random tuples; over a catalog, the random tuples are those of lowest bound among
         ``probes`` drawn from each library, so the model allocates the searches to reactions."""
-        best = np.zeros((0, int(space.dimension)), dtype=np.int64)
-        if dataset is not None and len(dataset.query_points):
-            order = np.argsort(np.asarray(dataset.observations)[:, 0], kind="stable")
-            chosen = np.asarray(dataset.query_points)[order[: self._num_starts // 2]]
-            best = np.rint(chosen).astype(np.int64)
+        best = _best(dataset, self._num_starts // 2, int(space.dimension))
         if isinstance(space, MakeOnDemandSpace):
             starts = space.random_tuples(self._num_starts, rng)
             starts[: len(best)] = best
@@ -224,6 +241,16 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
             drawn = probes[r][lowest[owner[lowest] == r] - r * self._probes]
             per_library.append(np.concatenate([mine, drawn]))
         return per_library
+
+    def _score_similar(self, space: CatalogSpace, bounds: list[Score], best: np.ndarray) -> None:
+        """Score (with each library's ``bounds``) the products similar to those of ``best``
+        [K, D], the catalog's points of the best evaluated products."""
+        assert self._similar is not None
+        queries = [smiles for smiles in space.products(best) if smiles is not None]
+        hits = self._similar(queries)
+        for r, _, tuples in space.split(hits):
+            bounds[r](tuples)
+        self.last_similar = len(hits)
 
     def _lower_bound(self, model: FeaturisedModel, packed: np.ndarray, width: int) -> np.ndarray:
         """The model's mean less ``beta`` standard deviations at packed fingerprints [K]."""
@@ -268,6 +295,14 @@ def _as_tuples(inner: Any, outer: Any, picked: TensorType, dataset: Optional[Dat
     return replace(
         inner, pending=proposed(still, picked), failed=last.failed, seen=rows_seen(dataset)
     )
+
+
+def _best(dataset: Optional[Dataset], num: int, dimension: int = 0) -> np.ndarray:
+    """The points [min(num, N), D] of the ``num`` best evaluated products, best first."""
+    if dataset is None or not len(dataset.query_points):
+        return np.zeros((0, dimension), dtype=np.int64)
+    order = np.argsort(np.asarray(dataset.observations)[:, 0], kind="stable")
+    return np.rint(np.asarray(dataset.query_points)[order[:num]]).astype(np.int64)
 
 
 def _keys_list(tuples: np.ndarray) -> list[tuple[int, ...]]:

@@ -9,6 +9,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("rdkit")
@@ -106,6 +107,52 @@ def test_the_models_predictions_are_in_the_users_units(library: Path, tmp_path: 
     campaign.tell(first.path)
     predicted = [float(r["predicted"]) for r in csv_rows(campaign.propose().path)]
     assert all(-12.0 < p < -6.0 for p in predicted)
+
+
+def test_a_screen_of_a_sparse_score_with_a_transform_logs_the_scores_told(
+    library: Path, tmp_path: Path
+) -> None:
+    """A hit probability, 0.001 but for every tenth molecule (0.3 to 0.7): with ``auto`` the
+    model sees it transformed, and evaluations.csv and the campaign's dataset keep the table's
+    values."""
+    smiles = library.read_text().split()
+    hits = {
+        s: (0.3 + 0.4 * n / len(smiles) if n % 10 == 0 else 0.001) for n, s in enumerate(smiles)
+    }
+    table = tmp_path / "hits.csv"
+    table.write_text("smiles,p\n" + "".join(f"{s},{v!r}\n" for s, v in hits.items()))
+    result = screen(
+        library=str(library),
+        objective=f"table:{table}",
+        logdir=str(tmp_path / "sparse"),
+        transform="auto",
+        **SETTINGS,
+    )
+    rows = csv_rows(tmp_path / "sparse" / "evaluations.csv")
+    assert len(rows) == 60
+    expected = np.array([hits[smiles[int(r["index"])]] for r in rows])
+    np.testing.assert_allclose([float(r["score"]) for r in rows], expected, rtol=1e-6)  # 6 digits
+    told = -result.campaign.dataset.observations.numpy()[:, 0]  # Trieste's: minimised
+    np.testing.assert_array_equal(np.sort(told), np.sort(expected))
+
+
+@pytest.mark.parametrize("transform", ["log", "power", "rank"])
+def test_a_transformed_models_predictions_are_in_the_users_units_too(
+    library: Path, tmp_path: Path, transform: str
+) -> None:
+    """A hit rate told (0.001 to 0.002, three hits of 0.5): the model sees it transformed and
+    standardised (values near -1 to 3), and the batch file gives medians in the user's units,
+    between the worst and 20 % past the best told, and half-widths below the scores' range."""
+    campaign = _campaign(library, tmp_path, transform=transform)
+    first = campaign.propose()
+    scores = [0.5 if n in (2, 9, 15) else 0.001 + 0.00005 * n for n in range(20)]
+    _fill(first.path, scores)
+    campaign.tell(first.path)
+    rows = csv_rows(campaign.propose().path)
+    predicted = np.array([float(r["predicted"]) for r in rows])
+    uncertainty = np.array([float(r["uncertainty"]) for r in rows])
+    assert np.all((predicted >= 0.001 - 1e-9) & (predicted <= 0.6)), predicted
+    assert np.all((uncertainty >= 0) & (uncertainty < 0.5)), uncertainty
 
 
 def test_a_partial_batch_leaves_the_rest_pending_never_proposed_again(

@@ -124,6 +124,10 @@ def test_a_prospective_campaign_over_a_catalog_and_a_reaction_checks_what_is_tol
         (dict(algorithm="random"), "--space: random has no model"),
         (dict(objective="table:x.csv"), "score table"),
         (dict(reaction=AMIDE), "--reaction needs --reagents"),
+        (
+            dict(space=None, reaction=AMIDE, reagents=[AMINES, ACIDS], pool_similar=8),
+            "--pool-similar searches synthon files: it needs --space",
+        ),
     ],
 )
 def test_bad_settings_are_refused_before_anything_is_written(

@@ -57,6 +57,7 @@ class BuildOptions:
     variance_optimism: Optional[float] = None
     fixed_batches: bool = False
     dictionary_size: Optional[int] = None
+    outcome_transform: str = "none"
 
     @property
     def the_kernel(self) -> gpflow.kernels.Kernel:
@@ -75,8 +76,11 @@ class BuildOptions:
         return self.fit_hyperparameters and not self.screening
 
     def ucb_fit(self) -> dict[str, Any]:
-        """The fitting options of the UCB-family models (variance optimism with the remedies)."""
-        fit: dict[str, Any] = dict(fit_hyperparameters=self.fit_hyperparameters)
+        """The fitting options of the UCB-family models (variance optimism with the remedies)
+        and the outcome transform."""
+        fit: dict[str, Any] = dict(
+            fit_hyperparameters=self.fit_hyperparameters, outcome_transform=self.outcome_transform
+        )
         if self.remedies:
             optimism = self.variance_optimism
             fit["variance_optimism"] = (
@@ -142,6 +146,8 @@ def build(algorithm: str, data: Dataset, **options: Any) -> tuple[Any, Acquisiti
     :param fixed_batches: The adaptive rules (``bbkb``, ``bbkb-local``, ``gp-bucb``) propose
         ``max_batch_size`` points every batch, their stopping rule only logged; the fixed-batch
         rules (``ts``, ``random``) always do; ``bkb`` has batches of one.
+    :param outcome_transform: The models' transform of the observations
+        (:class:`~trieste_scalable.models.base.ReplicatedGPBase`; default ``"none"``).
     :param dictionary_size: ``gp-bucb``'s GP holds at most this many evaluated points: exact
         while there are no more, then a Nyström GP over a dictionary of this size drawn by
         pivoted Cholesky (:class:`~trieste_scalable.models.PivotedCholeskyDictionary`); default
@@ -179,6 +185,7 @@ def _thompson(
         selector=options.selector,
         seed=options.seed,
         fit_hyperparameters=options.fit_hyperparameters,
+        outcome_transform=options.outcome_transform,
     )
     screening = options.screening
     thompson = BatchThompsonSampling(

@@ -136,7 +136,21 @@ def _catalog(spec: LibrarySpec, higher_is_better: bool) -> Candidates:
         f"a make-on-demand catalog of {len(libraries)} reactions, {space.size:.3g} products "
         "(fewer molecules where two make one)"
     )
-    return Candidates(problem, _pool_models(spec, space), FEATURE_CACHE, description)
+    return Candidates(
+        problem, _pool_models(spec, space, _similar(spec, space)), FEATURE_CACHE, description
+    )
+
+
+def _similar(spec: LibrarySpec, space: Any) -> Optional[Any]:
+    """The search for products similar to the best over the catalog's synthon reactions, or
+    ``None`` where ``--pool-similar 0`` turns it off."""
+    from ...spaces.similar_products import SimilarProducts
+
+    if spec.pool_similar == 0:
+        return None
+    return SimilarProducts(
+        space, **({} if spec.pool_similar is None else {"max_hits": spec.pool_similar})
+    )
 
 
 def _check_initial(space: Any, spec: LibrarySpec, what: str) -> None:
@@ -148,10 +162,11 @@ def _check_initial(space: Any, spec: LibrarySpec, what: str) -> None:
         raise UsageError(f"{what} makes too few products: {error}") from None
 
 
-def _pool_models(spec: LibrarySpec, space: Any) -> Build:
+def _pool_models(spec: LibrarySpec, space: Any, similar: Optional[Any] = None) -> Build:
     """The model of the products' fingerprints, seen through a
     :class:`~trieste_scalable.spaces.featurised.FeaturisedModel`, and the rule picking from the
-    pools of a :class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule`."""
+    pools of a :class:`~trieste_scalable.spaces.pool_rule.MakeOnDemandPoolRule` (scoring the
+    products ``similar`` finds, if given)."""
     from ...spaces.featurised import FeatureRows, FeaturisedModel
     from ...spaces.pool_rule import MakeOnDemandPoolRule
 
@@ -161,7 +176,8 @@ def _pool_models(spec: LibrarySpec, space: Any) -> Build:
         # the inner model is built from the rows the wrapper keeps: one copy, shared
         rows = FeatureRows.of(space)
         inner, rule = fingerprints(rows.dataset(data), remaining)
-        pool_rule = MakeOnDemandPoolRule(rule, seed=spec.seed, **spec.pool_options())
+        options = spec.pool_options() | ({} if similar is None else {"similar": similar})
+        pool_rule = MakeOnDemandPoolRule(rule, seed=spec.seed, **options)
         return FeaturisedModel(inner, rows), pool_rule
 
     return models

@@ -1,7 +1,8 @@
 """The model and rule of a campaign over a molecular library, the same for ``screen`` and a
 prospective campaign (``propose``), so a seed picks the same molecules whichever told the
-scores: a Tanimoto kernel whose variance is the scores' variance when the model is first built,
-and the noise-free screen's regulariser (:func:`screening_regulariser`)."""
+scores: a Tanimoto kernel whose variance is the scores' variance when the model is first built
+(1 with ``--transform``, which standardises them), and the noise-free screen's regulariser
+(:func:`screening_regulariser`)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
     from ..algorithms.builders import build
 
     def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
-        scale = float(np.var(data.observations.numpy())) or 1.0
+        # a transform standardises what the model sees: the kernel's variance is then 1
+        scale = 1.0 if spec.transform != "none" else float(np.var(data.observations)) or 1.0
         return build(
             spec.rule,
             data,
@@ -46,6 +48,7 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
             remote_scoring=remote,
             fixed_batches=spec.batch_policy == "fixed",
             dictionary_size=spec.dictionary_size,
+            outcome_transform=spec.transform,
         )
 
     return models

@@ -24,6 +24,7 @@ from trieste.data import Dataset
 from ...acquisition.pending import KeepsPendingPoints, PendingState, initial_state
 from ...errors import CampaignError
 from ...evaluation.evaluators import Evaluation
+from ...numerics.outcome_transforms import data_units
 from ...problems.campaign_problem import MoleculeProblem
 from ..directory.checks import saved_rule_state
 from ..directory.records import LoggedEvaluations
@@ -78,8 +79,10 @@ class Live:
 
 @dataclass(frozen=True)
 class NextBatch:
-    """The rule's batch: its points [B, D], the rule's state after it, and the model's mean and
-    standard deviation there [B] (Trieste's direction: minimised)."""
+    """The rule's batch: its points [B, D], the rule's state after it, and the model's
+    prediction there in the observations' units [B]: its mean and standard deviation, or, with an
+    outcome transform, its median and the half-width of its 68 % interval (Trieste's direction:
+    minimised)."""
 
     points: np.ndarray
     state: Any
@@ -154,9 +157,10 @@ def _asked(
 ) -> tuple[NextBatch, Live]:
     """The rule's batch, the model's predictions there, and the optimizer kept."""
     points = ask_tell.ask().numpy()
-    mean, variance = model.predict(tf.constant(points))
-    std = np.sqrt(np.maximum(variance.numpy()[:, 0], 0.0))
-    chosen = NextBatch(points, ask_tell.acquisition_state, mean.numpy()[:, 0], std)
+    # in the observations' units: a transformed model's median and 68 % half-width
+    transform = getattr(model, "outcome_transform", None)
+    mean, std = data_units(transform, *model.predict(tf.constant(points)))
+    chosen = NextBatch(points, ask_tell.acquisition_state, mean.numpy()[:, 0], std.numpy()[:, 0])
     return chosen, Live(ask_tell, model, batch, counts, corrections)
 
 

@@ -69,6 +69,13 @@ class LibrarySpec(CampaignSpec):
         least=8,
     )
     skip_invalid: bool = setting(False, "drop unparseable SMILES")
+    transform: str = setting(
+        "none",
+        "the model's transform of the scores, fitted to those told and refitted as they grow: "
+        "auto (the likeliest of none, log and power), log (of the gap to the worst: activity "
+        "probabilities, hit rates), power (Yeo-Johnson), rank (a Gaussian copula)",
+        choices=("none", "auto", "log", "power", "rank"),
+    )
     reaction: Optional[str] = setting(
         None,
         "a make-on-demand space instead of --library: a reaction SMARTS with one reactant "
@@ -118,6 +125,13 @@ class LibrarySpec(CampaignSpec):
     pool_random_share: Optional[float] = setting(
         None,
         "random products added to a pool, a share of --pool-size",
+        group=MAKE_ON_DEMAND,
+        least=0,
+    )
+    pool_similar: Optional[int] = setting(
+        None,
+        "over synthon files, products similar to each of the 2 best that RDKit's fingerprint "
+        "search scores for a pool (default 256; 0: none)",
         group=MAKE_ON_DEMAND,
         least=0,
     )
@@ -205,6 +219,9 @@ class LibrarySpec(CampaignSpec):
         if self.keep_radicals and not self.reaction:
             raise UsageError("--keep-radicals keeps a make-on-demand space's reagents: it needs "
                              "--reaction")  # fmt: skip
+        if self.pool_similar is not None and not self.space:
+            raise UsageError(f"{flag(self, 'pool_similar')} searches synthon files: it needs "
+                             "--space")  # fmt: skip
         pool = ("pool_size", "pool_starts", "pool_move_size", "pool_sweeps", "pool_random_share")
         for name in pool:
             value = getattr(self, name)
