@@ -17,8 +17,11 @@ Spaces (Walters' reagent files, shipped in ``trieste_scalable/data/reagents``): 
 quinazoline reaction over the 100-reagent lists (10^6 products, enumerated once here so that its
 true top 100 is known: cached under the cache directory); ``quinazoline``, over the full lists
 (2.19 x 10^10); ``amide``, 13,842 x 4,214. Objectives (maximised): ``similarity``, his
-``FPEvaluator`` (Morgan Tanimoto to his query molecule), and ``qed``, RDKit's drug-likeness, which
-a Tanimoto kernel does not make a near-copy of the kernel.
+``FPEvaluator`` (Morgan Tanimoto to his query molecule); ``qed``, RDKit's drug-likeness, which
+a Tanimoto kernel does not make a near-copy of the kernel; ``docking``, a docking-score surrogate,
+and ``activity``, a classifier's probability of activity, zero almost everywhere (issue 83), both
+learnt from MolPAL's 4UNN table (``surrogates.py``). ``--transforms none,log`` runs ours once
+with each outcome transform (``screen --transform``).
 
 Ours: 100 random products, then batches of 100 of ``MakeOnDemandPoolRule`` around this package's
 library default (GP-BUCB, fixed batches, Tanimoto kernel on the campaigns' default fingerprint,
@@ -74,6 +77,8 @@ QUERIES = {  # Walters' examples/quinazoline_fp_sim.json and amide_fp_sim.json
     AMIDE: "COC(=O)[C@@H](O)CC(=O)Nc1nncc2ccccc12",
 }
 BATCH, INITIAL = 100, 100
+OBJECTIVES = ("similarity", "qed", "docking", "activity")
+"""``docking`` and ``activity``: ``surrogates.py``'s, learnt from MolPAL's 4UNN table."""
 
 
 def reagent_files(space: str) -> list[Path]:
@@ -86,6 +91,7 @@ def library_of(space: str) -> ReactionLibrary:
 
 def objective_of(name: str, query: str) -> Callable[[list[str]], np.ndarray]:
     """Scores (higher is better) of canonical SMILES."""
+    import surrogates
     from rdkit import Chem, DataStructs
     from rdkit.Chem import QED, rdFingerprintGenerator
 
@@ -96,6 +102,8 @@ def objective_of(name: str, query: str) -> Callable[[list[str]], np.ndarray]:
         molecules = [Chem.MolFromSmiles(s) for s in smiles]
         if name == "qed":
             return np.array([QED.qed(m) for m in molecules])
+        if name in ("docking", "activity"):
+            return getattr(surrogates, name)(molecules)
         found = [generator.GetFingerprint(m) for m in molecules]
         return np.array(DataStructs.BulkTanimotoSimilarity(reference, found))
 
@@ -255,7 +263,12 @@ def summary(flat: np.ndarray, scores: Optional[np.ndarray], evaluations: int) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--space", choices=sorted(SPACES), default="subset")
-    parser.add_argument("--objective", choices=("similarity", "qed"), default="similarity")
+    parser.add_argument("--objective", choices=OBJECTIVES, default="similarity")
+    parser.add_argument(
+        "--transforms",
+        default="none",
+        help="ours' outcome transforms, comma-separated, each run (screen --transform)",
+    )
     parser.add_argument("--evaluations", type=int, default=2000)
     parser.add_argument(
         "--longer",
@@ -286,27 +299,30 @@ def main() -> None:
         f"{args.walters_evaluations or args.evaluations}, warm-up included)"
     )
     print("seed  rule          top-100 share  best-100 mean  evals to 90  s/batch  peak GB")
-    rows: dict[str, list[dict]] = {"ours": [], "theirs": []}
-    lengths = {
-        "ours": max(args.evaluations, args.longer),
-        "theirs": args.walters_evaluations or args.evaluations,
-    }
+    transforms = args.transforms.split(",")
+    rows: dict[str, list[dict]] = {f"ours {t}": [] for t in transforms} | {"theirs": []}
+    lengths = {rule: max(args.evaluations, args.longer) for rule in rows}
+    lengths["theirs"] = args.walters_evaluations or args.evaluations
     for seed in range(args.seeds):
-        ours = run_ours(args.space, args.objective, lengths["ours"], seed, args.inducing)
-        mine = summary(np.array(ours["flat"]), scores, args.evaluations)
-        if scores is None:
-            mine["best100_mean"] = best_mean(ours["smiles"][: args.evaluations], args)
-            steps = range(2000, args.evaluations, 2000)
-            curve = [f"{n}: {best_mean(ours['smiles'][:n], args):.4f}" for n in steps]
-            if curve:
-                print(f"      ours' best-100 mean after {', '.join(curve)}")
-        rows["ours"].append(mine)
-        print(
-            f"{seed:4d}  pool+gp-bucb  {mine.get('top100_share', float('nan')):13.2f}  "
-            f"{mine['best100_mean']:13.4f}  {mine.get('to_90', float('nan')):11.0f}  "
-            f"{ours['seconds_a_batch']:7.1f}  {ours['peak_gb']:7.2f}",
-            flush=True,
-        )
+        for transform in transforms:
+            rule = f"ours {transform}"
+            ours = run_ours(
+                args.space, args.objective, lengths[rule], seed, args.inducing, transform=transform
+            )
+            mine = summary(np.array(ours["flat"]), scores, args.evaluations)
+            if scores is None:
+                mine["best100_mean"] = best_mean(ours["smiles"][: args.evaluations], args)
+                steps = range(2000, args.evaluations, 2000)
+                curve = [f"{n}: {best_mean(ours['smiles'][:n], args):.4f}" for n in steps]
+                if curve:
+                    print(f"      ours' best-100 mean after {', '.join(curve)}")
+            rows[rule].append(mine)
+            print(
+                f"{seed:4d}  {rule:12s}  {mine.get('top100_share', float('nan')):13.2f}  "
+                f"{mine['best100_mean']:13.4f}  {mine.get('to_90', float('nan')):11.0f}  "
+                f"{ours['seconds_a_batch']:7.1f}  {ours['peak_gb']:7.2f}",
+                flush=True,
+            )
         theirs = run_walters(args, seed)
         if theirs is None:
             continue
@@ -337,6 +353,12 @@ def ratios(rows: dict[str, list[dict]], lengths: dict[str, int]) -> None:
     evaluations a run): that mean is then a lower bound (``>=``), its ratio an upper bound."""
     if not rows["theirs"]:
         return
+    for ours in (rule for rule in rows if rule != "theirs"):
+        _ratios({"ours": rows[ours], "theirs": rows["theirs"]}, lengths, ours)
+
+
+def _ratios(rows: dict[str, list[dict]], lengths: dict[str, int], label: str) -> None:
+    """:func:`ratios` of one of our variants, ``label``."""
     for name in ("top100_share", "best100_mean", "to_90"):
         if name not in rows["ours"][0]:
             continue
@@ -344,14 +366,15 @@ def ratios(rows: dict[str, list[dict]], lengths: dict[str, int]) -> None:
         for rule, found in rows.items():
             values = np.array([r[name] for r in found])
             never[rule] = int(np.isnan(values).sum())
-            mean[rule] = float(np.mean(np.where(np.isnan(values), lengths[rule], values)))
+            length = lengths[label if rule == "ours" else rule]
+            mean[rule] = float(np.mean(np.where(np.isnan(values), length, values)))
         bound = {rule: ">=" if never[rule] else "" for rule in rows}
         ratio = "<=" if never["theirs"] and not never["ours"] else ""
         if never["ours"]:
             ratio = "~"  # both bounds: no direction
         note = f" ({never['theirs']} of reagent TS's runs never found 90)" * bool(never["theirs"])
         print(
-            f"mean {name}: ours {bound['ours']}{mean['ours']:.4g}, reagent TS "
+            f"mean {name}: {label} {bound['ours']}{mean['ours']:.4g}, reagent TS "
             f"{bound['theirs']}{mean['theirs']:.4g}, ratio {ratio}"
             f"{mean['ours'] / mean['theirs'] if mean['theirs'] else float('inf'):.2f}"
             f"{note}"

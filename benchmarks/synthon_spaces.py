@@ -7,6 +7,8 @@ Run: ``.venv/bin/python benchmarks/synthon_spaces.py --objective qed --evaluatio
 (SynthonBench: ``pip install --no-deps synthonbench``; without it only ours runs), and
 ``--union`` for the sample with Walters' quinazoline and amide spaces (2.2 x 10^10 products, 12
 reactions; one seed, ours only: seconds a batch, peak memory, where the picks went).
+``--ours ours,ours-plain,ours-log`` runs variants of ours side by side (:func:`run_ours`: without
+the products similar to the best, with an outcome transform).
 
 The space: Chemspace's synthon sample, shipped (10 reactions, 995,916 products), enumerated once
 so that the true top 100 molecules are known (``benchmarks/synthon_truth.py``: its objectives,

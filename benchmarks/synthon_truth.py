@@ -18,15 +18,13 @@ Run: ``.venv/bin/python benchmarks/synthon_truth.py`` (about 15 minutes on 2 cor
 
 from __future__ import annotations
 
-import csv
-import gzip
 import os
 import time
 from functools import lru_cache
 from multiprocessing import Pool
-from pathlib import Path
 
 import numpy as np
+import surrogates
 
 from trieste_scalable.spaces.synthons import CHEMSPACE_SAMPLE, read_synthon_files
 from trieste_scalable.stores.cache import cache_dir
@@ -35,34 +33,6 @@ OBJECTIVES = ("similarity", "qed", "docking", "hit")
 HIT_CENTRE, HIT_WIDTH = 15.985, 1.028
 QUERY = "Cc1ccc(NC(=O)C2CCN2c2ccncc2C)cc1"
 """The similarity objective's query: a product of reaction a7 (``19678|297943|160714|a7``)."""
-DOCKING_TABLE = (
-    Path(__file__).resolve().parents[1] / "trieste_scalable/data/enamine10k/4unn_scores.csv.gz"
-)
-RIDGE = 10.0
-"""The surrogate's ridge penalty (on unscaled counts)."""
-
-
-def _counts(molecules: list) -> np.ndarray:
-    from rdkit.Chem import rdFingerprintGenerator
-
-    generator = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
-    return np.stack([generator.GetCountFingerprintAsNumPy(m) for m in molecules]).astype(float)
-
-
-@lru_cache(maxsize=1)
-def docking_weights() -> tuple[np.ndarray, float]:
-    """The surrogate's weights [2048] and intercept: ridge regression of the 4UNN scores."""
-    from rdkit import Chem
-
-    with gzip.open(DOCKING_TABLE, "rt") as handle:
-        rows = [r for r in csv.DictReader(handle) if r["score"]]
-    molecules = [Chem.MolFromSmiles(r["smiles"]) for r in rows]
-    kept = [i for i, m in enumerate(molecules) if m is not None]
-    x = _counts([molecules[i] for i in kept])
-    y = np.array([float(rows[i]["score"]) for i in kept])
-    mean = y.mean()
-    weights = np.linalg.solve(x.T @ x + RIDGE * np.eye(x.shape[1]), x.T @ (y - mean))
-    return weights, float(mean)
 
 
 def scores(smiles: list[str]) -> dict[str, np.ndarray]:
@@ -74,8 +44,7 @@ def scores(smiles: list[str]) -> dict[str, np.ndarray]:
     generator = rdFingerprintGenerator.GetMorganGenerator()
     reference = generator.GetFingerprint(Chem.MolFromSmiles(QUERY))
     found = [generator.GetFingerprint(m) for m in molecules]
-    weights, mean = docking_weights()
-    docking = -(_counts(molecules) @ weights + mean)
+    docking = surrogates.docking(molecules)
     return {
         "similarity": np.array(DataStructs.BulkTanimotoSimilarity(reference, found)),
         "qed": np.array([QED.qed(m) for m in molecules]),
