@@ -19,8 +19,9 @@ true top 100 is known: cached under the cache directory); ``quinazoline``, over 
 (2.19 x 10^10); ``amide``, 13,842 x 4,214. Objectives (maximised): ``similarity``, his
 ``FPEvaluator`` (Morgan Tanimoto to his query molecule); ``qed``, RDKit's drug-likeness, which
 a Tanimoto kernel does not make a near-copy of the kernel; ``docking``, a docking-score surrogate,
-and ``activity``, a classifier's probability of activity, zero almost everywhere (issue 83), both
-learnt from MolPAL's 4UNN table (``surrogates.py``). ``--transforms none,log`` runs ours once
+and ``activity``, a classifier's probability of activity, zero almost everywhere (issue 83), and
+``hits``, its hit call (0 below a probability of 0.75), all learnt from MolPAL's 4UNN table
+(``surrogates.py``). ``--transforms none,log`` runs ours once
 with each outcome transform (``screen --transform``).
 
 Ours: 100 random products, then batches of 100 of ``MakeOnDemandPoolRule`` around this package's
@@ -77,8 +78,8 @@ QUERIES = {  # Walters' examples/quinazoline_fp_sim.json and amide_fp_sim.json
     AMIDE: "COC(=O)[C@@H](O)CC(=O)Nc1nncc2ccccc12",
 }
 BATCH, INITIAL = 100, 100
-OBJECTIVES = ("similarity", "qed", "docking", "activity")
-"""``docking`` and ``activity``: ``surrogates.py``'s, learnt from MolPAL's 4UNN table."""
+OBJECTIVES = ("similarity", "qed", "docking", "activity", "hits")
+"""``docking``, ``activity`` and ``hits``: ``surrogates.py``'s, learnt from MolPAL's 4UNN table."""
 
 
 def reagent_files(space: str) -> list[Path]:
@@ -102,7 +103,7 @@ def objective_of(name: str, query: str) -> Callable[[list[str]], np.ndarray]:
         molecules = [Chem.MolFromSmiles(s) for s in smiles]
         if name == "qed":
             return np.array([QED.qed(m) for m in molecules])
-        if name in ("docking", "activity"):
+        if name in ("docking", "activity", "hits"):
             return getattr(surrogates, name)(molecules)
         found = [generator.GetFingerprint(m) for m in molecules]
         return np.array(DataStructs.BulkTanimotoSimilarity(reference, found))
@@ -126,6 +127,10 @@ def truth(space: str, objective: str) -> np.ndarray:
     path = cache_dir() / f"combinatorial-truth-{space}-{objective}.npy"
     if path.is_file():
         return np.load(path)
+    if objective == "hits":  # a function of the classifier's probabilities
+        import surrogates
+
+        return surrogates.hit_call(truth(space, "activity"))
     size = library_of(space).size
     chunk = 20_000
     jobs = [(space, objective, s, min(s + chunk, size)) for s in range(0, size, chunk)]

@@ -10,6 +10,9 @@ RDKit: Walters' Thompson sampling imports this module in its own Python
   chemist screens with (issue 83): L2-regularised logistic regression on the same counts, an
   "active" being a molecule in the table's best 1 % (the 105 most negative scores), fitted by
   Newton's method. Near 0 almost everywhere, as such probabilities are.
+- :func:`hits`: a hit call, the classifier's probability where it is at least
+  :data:`HIT_THRESHOLD` and 0 elsewhere (over Walters' 10^6 quinazoline subset, 981 products
+  are hits): no gradient leads to the hits, only exploration does.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ DOCKING_TABLE = (
 RIDGE = 10.0
 """The docking surrogate's ridge penalty (on unscaled counts)."""
 ACTIVE_SHARE, LOGISTIC_PENALTY = 0.01, 10.0
+HIT_THRESHOLD = 0.75
+"""The least probability :func:`hits` calls a hit (the 99.9th percentile over the subset)."""
 """The share of the table called active, and the classifier's L2 penalty (on unscaled counts)."""
 
 
@@ -107,3 +112,13 @@ def activity(molecules: list) -> np.ndarray:
     """The classifier's probabilities of activity [N] of RDKit molecules."""
     weights, intercept = activity_weights()
     return 1.0 / (1.0 + np.exp(-(counts(molecules) @ weights + intercept)))
+
+
+def hits(molecules: list) -> np.ndarray:
+    """The hit calls [N] of RDKit molecules (module docstring)."""
+    return hit_call(activity(molecules))
+
+
+def hit_call(probability: np.ndarray) -> np.ndarray:
+    """:func:`hits` of the classifier's probabilities."""
+    return np.where(probability >= HIT_THRESHOLD, probability, 0.0)

@@ -47,8 +47,9 @@ TRANSFORMS = ("auto", "identity", "log", "power", "rank")
 """What :func:`fit_outcome_transform` takes."""
 
 _POWER_RANGE = (-3.0, 5.0)
-"""The powers Yeo-Johnson's fit searches (scipy's optimiser is unbounded; beyond this range the
-transform is steeper than any objective we saw needs)."""
+"""The powers Yeo-Johnson's fit searches. scipy's optimiser is unbounded: on a sparse probability
+(negated) it goes to 14.4, where one point's transformed value dwarfs the rest; ``log`` is the
+transform for such values, and ``auto`` picks it there."""
 
 
 class OutcomeTransform(Protocol):
