@@ -201,7 +201,7 @@ def pool_campaign(
         outcome_transform=transform,
     )
     model = FeaturisedModel(inner, rows)
-    pool_rule = MakeOnDemandPoolRule(rule, seed=seed, **pool)
+    pool_rule = MakeOnDemandPoolRule(rule, seed=seed, flat_pool=BATCH, **pool)
     ask_tell = AskTellOptimizer(space, data, model, pool_rule)
     seconds = []
     while int(ask_tell.dataset.query_points.shape[0]) < evaluations:
@@ -226,7 +226,10 @@ def run_walters(args: argparse.Namespace, seed: int) -> Optional[dict]:
         *("--seed", str(seed), "--reagents", *map(str, reagent_files(args.space))),
     ]
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode:  # e.g. a hit call whose warm-up found no hit: his sampler's spread is 0
+        reason = done.stderr.strip().splitlines()[-1]
+        return {"names": [], "evaluations": 0, "best100_mean": 0.0, "failed": reason, "seconds": 0}
     result = json.loads(done.stdout)
     result["seconds"] = time.perf_counter() - started
     return result
@@ -250,6 +253,8 @@ def summary(flat: np.ndarray, scores: Optional[np.ndarray], evaluations: int) ->
     and the evaluations after which 90 of the true top 100 had been found (NaN if never)."""
     if scores is None:
         return {}
+    if not len(flat):  # a run that failed before it evaluated anything we were told of
+        return {"top100_share": 0.0, "best100_mean": 0.0, "to_90": float("nan")}
     top = np.zeros(len(scores), dtype=bool)
     top[np.argsort(-scores, kind="stable")[:100]] = True
     _, first = np.unique(flat, return_index=True)
@@ -339,7 +344,8 @@ def main() -> None:
         print(
             f"{seed:4d}  reagent TS    {found.get('top100_share', float('nan')):13.2f}  "
             f"{found['best100_mean']:13.4f}  {found.get('to_90', float('nan')):11.0f}  "
-            f"({theirs['evaluations']} evaluations, {theirs['seconds']:.0f} s)",
+            f"({theirs['evaluations']} evaluations, {theirs['seconds']:.0f} s"
+            f"{'; failed: ' + theirs['failed'] if 'failed' in theirs else ''})",
             flush=True,
         )
     ratios(rows, lengths)

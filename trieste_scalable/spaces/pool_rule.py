@@ -26,6 +26,13 @@ What is exact and what is heuristic:
   fingerprint search finds similar to the ``similar_queries`` best evaluated products are scored
   beside the searches' (``pool/similar``: how many), so the pool's ordering decides whether they
   enter it. Which products the search finds is heuristic (that module's docstring).
+- *Before the scores say anything*: while every score told is the same (a hit call before its
+  first hit), the model tells products apart only by how far they lie from those evaluated, so
+  its bound sends the searches to outliers. The pool is then ``flat_pool`` random products (the
+  batch size: the batch is a uniform draw over the space), no search. On Walters' 10^6
+  quinazoline subset with a hit call (0.1 % of products hits), the searches found no hit in
+  2,000 evaluations in 2 seeds of 3, where a uniform draw finds one with probability 0.86
+  (``benchmarks/results/sparse_objectives.txt``).
 
 The model is a :class:`~trieste_scalable.spaces.featurised.FeaturisedModel` of the space's reagent
 tuples: the inner rule sees the model of fingerprints it wraps, the pool's fingerprints as a
@@ -82,6 +89,8 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         (SMILES), whose bounds are scored beside the searches' (module docstring); ``None``:
         none.
     :param similar_queries: The best evaluated products whose similar products are scored.
+    :param flat_pool: Random products in the pool while every score told is the same (module
+        docstring); ``None``: ``pool_size``.
     :param seed: Seed of the searches (with the number of evaluations).
     """
 
@@ -98,6 +107,7 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         probes: int = 32,
         similar: Optional[Callable[[Sequence[str]], np.ndarray]] = None,
         similar_queries: int = 2,
+        flat_pool: Optional[int] = None,
         seed: int = 0,
     ):
         if min(pool_size, num_starts, max_sweeps, probes, similar_queries) < 1:
@@ -114,6 +124,7 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         self._beta, self._random_share, self._seed = beta, random_share, seed
         self._probes = probes
         self._similar, self._similar_queries = similar, similar_queries
+        self._flat_pool = pool_size if flat_pool is None else flat_pool
         self.last_pool_size = 0
         """Distinct products in the last step's pool."""
         self.last_starts: list[int] = []
@@ -186,7 +197,33 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
 
             return bound
 
-        bounds = [bound_of(r) for r in range(len(_libraries(space)))]
+        if _flat(dataset):  # the scores say nothing yet: a uniform draw (module docstring)
+            self.last_starts = [0] * len(_libraries(space))
+            extra = _random_points(space, self._flat_pool, rng)
+        else:
+            self._search(space, [bound_of(r) for r in range(len(_libraries(space)))], dataset, rng)
+            extra = _random_points(space, int(self._random_share * self._pool_size), rng)
+        best = sorted(scored, key=scored.__getitem__)[: self._pool_size]
+        candidates = np.array(best + [k for k in _keys_list(extra) if k not in evaluated])
+        kept, packed = space.features(candidates.reshape(-1, int(space.dimension)))
+        _, first = np.unique(packed, axis=0, return_index=True)
+        first = np.sort(first)
+        self.last_pool_size = len(first)
+        if not len(first):
+            raise CandidatesExhausted(
+                "no product is left to propose: every one scored is evaluated"
+            )
+        return candidates[kept][first], packed[first]
+
+    def _search(
+        self,
+        space: TupleSpace,
+        bounds: list[Score],
+        dataset: Optional[Dataset],
+        rng: np.random.Generator,
+    ) -> None:
+        """Score (with each library's ``bounds``) the products of the coordinate searches and
+        those similar to the best."""
         starts = self._starts(space, bounds, dataset, rng)
         if self._similar is not None and isinstance(space, CatalogSpace):
             leading = _best(dataset, self._similar_queries, int(space.dimension))
@@ -202,18 +239,6 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
                     max_sweeps=self._max_sweeps,
                     move_size=self._move_size,
                 )
-        best = sorted(scored, key=scored.__getitem__)[: self._pool_size]
-        extra = _random_points(space, int(self._random_share * self._pool_size), rng)
-        candidates = np.array(best + [k for k in _keys_list(extra) if k not in evaluated])
-        kept, packed = space.features(candidates.reshape(-1, int(space.dimension)))
-        _, first = np.unique(packed, axis=0, return_index=True)
-        first = np.sort(first)
-        self.last_pool_size = len(first)
-        if not len(first):
-            raise CandidatesExhausted(
-                "no product is left to propose: every one scored is evaluated"
-            )
-        return candidates[kept][first], packed[first]
 
     def _starts(
         self,
@@ -295,6 +320,13 @@ def _as_tuples(inner: Any, outer: Any, picked: TensorType, dataset: Optional[Dat
     return replace(
         inner, pending=proposed(still, picked), failed=last.failed, seen=rows_seen(dataset)
     )
+
+
+def _flat(dataset: Optional[Dataset]) -> bool:
+    """Whether scores were told and all are the same."""
+    if dataset is None or not len(dataset.observations):
+        return False
+    return bool(np.ptp(np.asarray(dataset.observations)) == 0)
 
 
 def _best(dataset: Optional[Dataset], num: int, dimension: int = 0) -> np.ndarray:

@@ -185,3 +185,27 @@ def test_the_initial_design_draws_each_product_once(tmp_path: Path) -> None:
         assert len({space.library.product(p) for p in drawn}) == 6
     with pytest.raises(ValueError, match="asked for 7 distinct products, found 6"):
         space.sample(7, seed=0)
+
+
+def test_while_every_score_is_the_same_the_batch_is_a_uniform_draw(
+    space: MakeOnDemandSpace,
+) -> None:
+    """A hit call before its first hit (every score 0): no search starts and the pool is the
+    batch's size of random products, all picked; its draws spread over the space (the 40 picks'
+    amines: 40 draws of 100 give at least 25 distinct with probability > 0.999). One score
+    apart, the searches start again."""
+    data = Dataset(space.sample(20, seed=3), tf.zeros((20, 1), tf.float64))
+    model, inner_rule = _gp_bucb(space, data, 10, variance=1.0)
+    rule = MakeOnDemandPoolRule(inner_rule, pool_size=512, num_starts=6, flat_pool=10)
+    ask_tell = AskTellOptimizer(space, data, model, rule)
+    picks = []
+    for _ in range(4):
+        batch = ask_tell.ask()
+        assert rule.last_pool_size == 10 and rule.last_starts == [0]
+        picks.append(batch.numpy())
+        ask_tell.tell(Dataset(batch, tf.zeros((10, 1), tf.float64)))
+    amines = np.concatenate(picks)[:, 0]
+    assert len(set(amines.tolist())) >= 25
+    ask_tell.tell(Dataset(space.sample(1, seed=99), tf.constant([[-1.0]], tf.float64)))
+    ask_tell.ask()
+    assert sum(rule.last_starts) == 6 and rule.last_pool_size > 10

@@ -176,7 +176,8 @@ def _pool_models(spec: LibrarySpec, space: Any, similar: Optional[Any] = None) -
         # the inner model is built from the rows the wrapper keeps: one copy, shared
         rows = FeatureRows.of(space)
         inner, rule = fingerprints(rows.dataset(data), remaining)
-        options = spec.pool_options() | ({} if similar is None else {"similar": similar})
+        options = spec.pool_options() | {"flat_pool": spec.batch_cap()}
+        options |= {} if similar is None else {"similar": similar}
         pool_rule = MakeOnDemandPoolRule(rule, seed=spec.seed, **options)
         return FeaturisedModel(inner, rows), pool_rule
 
