@@ -6,6 +6,7 @@ subclasses condition on the data (``_absorb``, ``_refactorise``). The prediction
 
 from __future__ import annotations
 
+import logging
 from abc import abstractmethod
 from typing import Any, Callable, Generic, Optional, TypedDict, TypeVar
 
@@ -29,6 +30,8 @@ from .fitting import FitSchedule, noise_parameter
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
 from .prediction import LatentPredictions
 from .summaries import write_model_summaries
+
+_log = logging.getLogger(__name__)
 
 PosteriorT = TypeVar("PosteriorT")
 """The posterior a model keeps (a NamedTuple of tensors its compiled functions take)."""
@@ -262,6 +265,9 @@ class ReplicatedGPBase(
             self._centre = previous[0]
             self._mean.assign(previous[1])
             raise
+        if transform is not None and self._outcome_kind == "auto":
+            if self.outcome_transform is None or self.outcome_transform.name != transform.name:
+                _log.info(f"outcome transform: auto picks {transform.name}")
         self.outcome_transform = transform
         self._centre_variable.assign(tf.constant(centre, self._dtype))
         if previous_data is not None and not data.extends(previous_data):

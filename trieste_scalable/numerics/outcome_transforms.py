@@ -55,6 +55,9 @@ transform for such values, and ``auto`` picks it there."""
 class OutcomeTransform(Protocol):
     """A fitted increasing transform of values [N, 1] and its inverse."""
 
+    name: str
+    """Its kind (:data:`TRANSFORMS`, ``auto`` aside)."""
+
     def forward(self, values: TensorType) -> tf.Tensor:
         """Transformed ``values``, same shape."""
 
@@ -71,6 +74,8 @@ class Affine:
 
     centre: float
     scale: float
+    name = "identity"
+    """The kind :func:`fit_outcome_transform` fits it as."""
 
     def forward(self, values: TensorType) -> tf.Tensor:
         return (self._warp(values) - self.centre) / self.scale
@@ -98,6 +103,7 @@ class LogGap(Affine):
 
     worst: float = 0.0
     offset: float = 1.0
+    name = "log"
 
     def _warp(self, values: TensorType) -> tf.Tensor:
         return -tf.math.log(self.worst - tf.cast(values, tf.float64) + self.offset)
@@ -116,6 +122,7 @@ class YeoJohnson(Affine):
     mean: float = 0.0
     spread: float = 1.0
     power: float = 1.0
+    name = "power"
 
     def _warp(self, values: TensorType) -> tf.Tensor:
         return yeo_johnson((tf.cast(values, tf.float64) - self.mean) / self.spread, self.power)
@@ -146,6 +153,7 @@ class GaussianCopula(Affine):
     """The distinct fitted values, increasing."""
     scores: tuple[float, ...] = ()
     """Their normal scores."""
+    name = "rank"
 
     def _warp(self, values: TensorType) -> tf.Tensor:
         return _interpolate(tf.cast(values, tf.float64), self.knots, self.scores)

@@ -122,3 +122,12 @@ def test_an_unknown_transform_is_refused_and_bad_data_change_nothing() -> None:
     with pytest.raises(ValueError):
         model.update(data + bad)
     assert model.outcome_transform is before
+
+
+def test_auto_says_what_it_picks(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("INFO"):
+        model = ReplicatedGPR(
+            se_kernel(), NOISE, _sparse(9), outcome_transform="auto", fit_hyperparameters=False
+        )
+    assert model.outcome_transform is not None and model.outcome_transform.name == "log"
+    assert "outcome transform: auto picks log" in caplog.text
