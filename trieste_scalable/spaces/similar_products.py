@@ -12,13 +12,14 @@ bound before it builds products, so the hits are products at least ``cutoff`` si
 query, exactly, but not necessarily all of them, and not necessarily the most similar
 ``max_hits`` of them.
 
-RDKit fragments the query in every way it could have been made (up to four pieces): for a very
-large molecule that is millions of fragment sets, gigabytes and minutes, so a query may make at
-most :data:`MAX_FRAGMENT_SETS` of them and take :data:`TIME_LIMIT` (RDKit's ``maxNumFrags``
-and ``timeOut``); a query past either finds what it found by then, often nothing. Measured on
-Chemspace's sample: a drug-like query (QED's best) takes 0.4 s and finds its 256 hits; one of
-the docking surrogate's best, 100 to 200 heavy atoms, took 8 to 37 s and 2.4 GB with RDKit's
-defaults, and 1.2 s and no memory to speak of with these limits (no hits).
+RDKit fragments the query in every way it could have been made (up to four pieces): for a large
+molecule that is millions of fragment sets, gigabytes and tens of seconds, and RDKit's own bound
+on them (``maxNumFrags``) does not bound either. Measured on Chemspace's sample: a drug-like
+query (QED's best, 21 heavy atoms) takes 0.4 s and finds its 256 hits; the docking surrogate's
+best (94 and 109 heavy atoms) took 18 and 31 s and 3.2 GB, one of 59 atoms 7 s. So a query of
+more than :data:`MAX_QUERY_ATOMS` heavy atoms finds nothing, without a search: a rule that picks
+the same products on any machine, where a time limit would not. RDKit's ``timeOut`` is set to
+:data:`TIME_LIMIT` only as a safety valve no query below the size limit came near.
 
 RDKit reads synthons from its text format only; the catalog's synthons (already read and
 checked, :mod:`~.synthons`) are written once to a temporary file in it, read back and removed.
@@ -43,10 +44,10 @@ from .synthons import SynthonReaction
 
 _log = logging.getLogger(__name__)
 
-MAX_FRAGMENT_SETS = 5000
-"""The most fragment sets RDKit makes of one query (its default, 100,000, took gigabytes)."""
-TIME_LIMIT = 1
-"""Seconds a query may take (RDKit's ``timeOut``, whole seconds; it overruns by about one)."""
+MAX_QUERY_ATOMS = 50
+"""The most heavy atoms of a query searched (drug-like molecules have up to about 35)."""
+TIME_LIMIT = 60
+"""RDKit's ``timeOut`` of a query, a safety valve (whole seconds)."""
 
 
 class SimilarProducts:
@@ -101,9 +102,13 @@ class SimilarProducts:
         query = Chem.MolFromSmiles(smiles)
         if query is None:
             raise ValueError(f"the query {smiles!r} does not parse")
+        if query.GetNumHeavyAtoms() > MAX_QUERY_ATOMS:  # too large to fragment (module docstring)
+            nothing = self._points([])
+            self._cache.put(smiles, nothing)
+            return nothing
         parameters = _synthon_search().SynthonSpaceSearchParams()
         parameters.maxHits, parameters.similarityCutoff = self._max_hits, self._cutoff
-        parameters.maxNumFrags, parameters.timeOut = MAX_FRAGMENT_SETS, TIME_LIMIT
+        parameters.timeOut = TIME_LIMIT
         space, generator = self._synthon_space()
         hits = space.FingerprintSearch(query, generator, parameters).GetHitMolecules()
         points = self._points([hit.GetProp("_Name") for hit in hits])

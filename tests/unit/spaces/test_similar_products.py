@@ -115,6 +115,13 @@ def test_bad_settings_and_catalogs_without_synthons_are_refused() -> None:
         SimilarProducts(catalog)(["not a molecule"])
 
 
+def test_a_query_too_large_to_fragment_finds_nothing_without_a_search() -> None:
+    """51 heavy atoms (a chain): no search, so no time the machine's speed could change."""
+    similar = SimilarProducts(_catalog())
+    assert similar(["C" * 51]).shape == (0, 3)
+    assert similar._space is None  # RDKit's synthon space was never built
+
+
 def test_the_pool_rule_scores_the_similar_products_of_the_best() -> None:
     """``similar`` is asked about the two best evaluated products, and its points enter the
     pool by their bound: with a pool larger than everything scored, all of them."""
