@@ -329,7 +329,7 @@ def _flat(dataset: Optional[Dataset]) -> bool:
     return bool(np.ptp(np.asarray(dataset.observations)) == 0)
 
 
-def _best(dataset: Optional[Dataset], num: int, dimension: int = 0) -> np.ndarray:
+def _best(dataset: Optional[Dataset], num: int, dimension: int) -> np.ndarray:
     """The points [min(num, N), D] of the ``num`` best evaluated products, best first."""
     if dataset is None or not len(dataset.query_points):
         return np.zeros((0, dimension), dtype=np.int64)

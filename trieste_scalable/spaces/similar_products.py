@@ -83,6 +83,7 @@ class SimilarProducts:
         self._catalog, self._max_hits, self._cutoff = catalog, max_hits, cutoff
         self._cache: LRUCache[str, np.ndarray] = LRUCache(cache_size)
         self._space: Optional[Any] = None
+        self._generator: Optional[Any] = None
 
     def __call__(self, queries: Sequence[str]) -> np.ndarray:
         """The points [N, 1 + C_max] of products similar to each SMILES of ``queries``, the most
@@ -134,8 +135,8 @@ class SimilarProducts:
         and the fingerprint generator (made once)."""
         from rdkit.Chem import rdFingerprintGenerator
 
-        generator = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
         if self._space is None:
+            generator = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
             started = time.perf_counter()
             space = _synthon_search().SynthonSpace()
             with tempfile.TemporaryDirectory() as folder:
@@ -143,12 +144,12 @@ class SimilarProducts:
                 path.write_text(self._synthon_text())
                 space.ReadTextFile(str(path))
             space.BuildSynthonFingerprints(generator)
-            self._space = space
+            self._space, self._generator = space, generator
             _log.info(
                 f"similar products: RDKit's synthon space of {len(self._reactions)} reactions "
                 f"built in {time.perf_counter() - started:.1f} s"
             )
-        return self._space, generator
+        return self._space, self._generator
 
     def _synthon_text(self) -> str:
         """The catalog's synthon reactions in RDKit's text format: a header, then one synthon a
