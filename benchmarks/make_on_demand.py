@@ -20,9 +20,9 @@ true top 100 is known: cached under the cache directory); ``quinazoline``, over 
 ``FPEvaluator`` (Morgan Tanimoto to his query molecule); ``qed``, RDKit's drug-likeness, which
 a Tanimoto kernel does not make a near-copy of the kernel; ``docking``, a docking-score surrogate,
 and ``activity``, a classifier's probability of activity, zero almost everywhere (issue 83), and
-``hits``, its hit call (0 below a probability of 0.75), all learnt from MolPAL's 4UNN table
-(``surrogates.py``). ``--transforms none,log`` runs ours once
-with each outcome transform (``screen --transform``).
+``hits`` and ``rare_hits``, its hit calls (0 below a probability of 0.5, of 0.75), all learnt
+from MolPAL's 4UNN table (``surrogates.py``). ``--transforms none,log`` runs ours once with each
+outcome transform (``screen --transform``).
 
 Ours: 100 random products, then batches of 100 of ``MakeOnDemandPoolRule`` around this package's
 library default (GP-BUCB, fixed batches, Tanimoto kernel on the campaigns' default fingerprint,
@@ -78,8 +78,9 @@ QUERIES = {  # Walters' examples/quinazoline_fp_sim.json and amide_fp_sim.json
     AMIDE: "COC(=O)[C@@H](O)CC(=O)Nc1nncc2ccccc12",
 }
 BATCH, INITIAL = 100, 100
-OBJECTIVES = ("similarity", "qed", "docking", "activity", "hits")
-"""``docking``, ``activity`` and ``hits``: ``surrogates.py``'s, learnt from MolPAL's 4UNN table."""
+SURROGATES = ("docking", "activity", "hits", "rare_hits")
+OBJECTIVES = ("similarity", "qed", "docking", "activity", "hits", "rare_hits")
+"""``surrogates.py``'s objectives, learnt from MolPAL's 4UNN table."""
 
 
 def reagent_files(space: str) -> list[Path]:
@@ -103,7 +104,7 @@ def objective_of(name: str, query: str) -> Callable[[list[str]], np.ndarray]:
         molecules = [Chem.MolFromSmiles(s) for s in smiles]
         if name == "qed":
             return np.array([QED.qed(m) for m in molecules])
-        if name in ("docking", "activity", "hits"):
+        if name in SURROGATES:
             return getattr(surrogates, name)(molecules)
         found = [generator.GetFingerprint(m) for m in molecules]
         return np.array(DataStructs.BulkTanimotoSimilarity(reference, found))
@@ -127,10 +128,11 @@ def truth(space: str, objective: str) -> np.ndarray:
     path = cache_dir() / f"combinatorial-truth-{space}-{objective}.npy"
     if path.is_file():
         return np.load(path)
-    if objective == "hits":  # a function of the classifier's probabilities
+    if objective in ("hits", "rare_hits"):  # a function of the classifier's probabilities
         import surrogates
 
-        return surrogates.hit_call(truth(space, "activity"))
+        threshold = {"hits": surrogates.HIT_THRESHOLD, "rare_hits": surrogates.RARE_HIT_THRESHOLD}
+        return surrogates.hit_call(truth(space, "activity"), threshold[objective])
     size = library_of(space).size
     chunk = 20_000
     jobs = [(space, objective, s, min(s + chunk, size)) for s in range(0, size, chunk)]
@@ -182,7 +184,24 @@ def pool_campaign(
         made = products(np.rint(points.numpy()).astype(np.int64))
         return Dataset(points, tf.constant(-score(made)[:, None]))  # Trieste minimises
 
-    data = observe(space.sample(INITIAL, seed=seed))
+    ask_tell = pool_optimizer(
+        space, observe(space.sample(INITIAL, seed=seed)), seed, inducing, transform, **pool
+    )
+    seconds = []
+    while int(ask_tell.dataset.query_points.shape[0]) < evaluations:
+        started = time.perf_counter()
+        batch = ask_tell.ask()
+        seconds.append(time.perf_counter() - started)
+        ask_tell.tell(observe(batch))
+    points = np.rint(ask_tell.dataset.query_points.numpy()).astype(np.int64)[:evaluations]
+    return points, seconds
+
+
+def pool_optimizer(
+    space: Any, data: Dataset, seed: int, inducing: int, transform: str = "none", **pool: Any
+) -> AskTellOptimizer:
+    """Ours told ``data`` (points of ``space``, Trieste's minimised scores): the pool rule
+    around GP-BUCB with screen's settings for a make-on-demand space (module docstring)."""
     scale = 1.0 if transform != "none" else float(np.var(data.observations.numpy())) or 1.0
     rows = FeatureRows.of(space)
     inner, rule = build(  # built from the rows the model keeps: one copy, shared
@@ -200,17 +219,8 @@ def pool_campaign(
         dictionary_size=inducing or None,
         outcome_transform=transform,
     )
-    model = FeaturisedModel(inner, rows)
     pool_rule = MakeOnDemandPoolRule(rule, seed=seed, flat_pool=BATCH, **pool)
-    ask_tell = AskTellOptimizer(space, data, model, pool_rule)
-    seconds = []
-    while int(ask_tell.dataset.query_points.shape[0]) < evaluations:
-        started = time.perf_counter()
-        batch = ask_tell.ask()
-        seconds.append(time.perf_counter() - started)
-        ask_tell.tell(observe(batch))
-    points = np.rint(ask_tell.dataset.query_points.numpy()).astype(np.int64)[:evaluations]
-    return points, seconds
+    return AskTellOptimizer(space, data, FeaturisedModel(inner, rows), pool_rule)
 
 
 def run_walters(args: argparse.Namespace, seed: int) -> Optional[dict]:

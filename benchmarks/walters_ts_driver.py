@@ -21,7 +21,8 @@ from pathlib import Path
 class Similarity:
     """Walters' ``FPEvaluator`` objective (Morgan, his generator's defaults, Tanimoto to a query
     molecule), with the counter his sampler reads; or ``qed``, or ``surrogates.py``'s
-    ``docking``, ``activity`` or ``hits`` (the benchmark's own, learnt from shipped data)."""
+    ``docking``, ``activity``, ``hits`` or ``rare_hits`` (the benchmark's own, learnt from
+    shipped data)."""
 
     def __init__(self, objective: str, query: str):
         from rdkit import Chem, DataStructs
@@ -40,7 +41,7 @@ class Similarity:
         self.num_evaluations += 1
         if self.objective == "qed":
             return float(self._qed(molecule))
-        if self.objective in ("docking", "activity", "hits"):
+        if self.objective in ("docking", "activity", "hits", "rare_hits"):
             import surrogates  # beside this file: numpy and RDKit only
 
             return float(getattr(surrogates, self.objective)([molecule])[0])

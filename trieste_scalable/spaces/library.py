@@ -19,8 +19,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..chemistry.molecules import fingerprint_width, fingerprints
 from .lru import LRUCache
+from .product_workers import ProductWorkers
 from .reagents import SEPARATOR, Reagents, has_radical
 
 PRODUCT_CACHE = 200_000
@@ -35,6 +35,8 @@ class ComponentLibrary:
     :param reagents: One list of building blocks per component.
     :param usable: The building blocks of each component that can make a product [R_k].
     :param cache_size: Products kept in memory (least recently asked dropped first).
+    :param workers: Processes that make products for :meth:`fingerprints`
+        (:class:`~.product_workers.ProductWorkers`; ``None``: one a core).
     """
 
     def __init__(
@@ -43,6 +45,7 @@ class ComponentLibrary:
         reagents: Sequence[Reagents],
         usable: Sequence[np.ndarray],
         cache_size: int = PRODUCT_CACHE,
+        workers: Optional[int] = None,
     ):
         self.reaction = name
         self.reagents = tuple(reagents)
@@ -53,6 +56,18 @@ class ComponentLibrary:
         """How many tuples failed for each reason: ``no product``, ``not sanitisable`` or
         ``radical``."""
         self._products: LRUCache[tuple[int, ...], str] = LRUCache(cache_size)
+        self._workers = ProductWorkers(self, workers)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The library a worker process gets: no caches, no workers of its own."""
+        state = dict(self.__dict__)
+        state.update(failed=set(), failures=Counter(), _products=LRUCache(self._products.size))
+        state["_workers"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._workers = ProductWorkers(self, 1)
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -87,11 +102,9 @@ class ComponentLibrary:
             return None
         made = self._products.get(key)
         if made is None:
-            made = self._make(key)
-            if made is None:
-                self.failed.add(key)
+            reason, made, _ = self.made(key)
+            if not self._remember(key, reason, made):
                 return None
-            self._products.put(key, made)
         return made
 
     def products(self, indices: np.ndarray) -> list[Optional[str]]:
@@ -103,22 +116,20 @@ class ComponentLibrary:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The rows of ``indices`` [N, C] whose products exist [K] and those products' packed
         fingerprints [K, ceil(W / 8)], ``settings`` being the fingerprint's kind, radius and size
-        (:func:`~trieste_scalable.chemistry.molecules.fingerprints`, of the product parsed from its
-        canonical SMILES).
+        (:func:`~trieste_scalable.chemistry.molecules.fingerprints` of the product as made,
+        on every core: :mod:`~.product_workers`).
         Stereocentres are features (``chirality``): products are distinct by canonical SMILES,
         and Walters' reagent lists hold many stereoisomers, which would otherwise share a
         fingerprint and be one candidate to a model (``design_measurements.md``)."""
-        from rdkit import Chem
-
-        made = self.products(indices)
-        kept = np.array([i for i, s in enumerate(made) if s is not None], dtype=np.int64)
-        kind, radius, size = settings
-        width = fingerprint_width(kind, size)
-        if not kept.size:
-            return kept, np.zeros((0, -(-width // 8)), dtype=np.uint8)
-        molecules = [Chem.MolFromSmiles(made[i]) for i in kept]
-        rows = fingerprints(molecules, kind, radius, size, chirality=True)
-        return kept, np.packbits(rows, axis=1)
+        keys = [self._key(row) for row in np.asarray(indices)]
+        tried = [i for i, key in enumerate(keys) if key not in self.failed]
+        made = self._workers.make([keys[i] for i in tried], settings)
+        kept = [
+            i
+            for i, smiles, failed in zip(tried, made.smiles, made.failed)
+            if self._remember(keys[i], smiles if failed else None, smiles)
+        ]
+        return np.array(kept, dtype=np.int64), made.packed
 
     def random_tuples(self, num: int, rng: np.random.Generator) -> np.ndarray:
         """``num`` tuples [num, C] drawn uniformly among the usable building blocks of each
@@ -137,25 +148,34 @@ class ComponentLibrary:
         building blocks join into nothing."""
         raise NotImplementedError
 
-    def _make(self, key: tuple[int, ...]) -> Optional[str]:
+    def made(self, key: tuple[int, ...]) -> tuple[Optional[str], str, Optional[Any]]:
+        """What ``key`` makes, not remembered: (``None``, its canonical SMILES, the sanitised
+        molecule), or (the reason it fails, ``""``, ``None``)."""
         from rdkit import Chem
 
         molecule = self._joined(key)
         if molecule is None:
-            self.failures["no product"] += 1
-            return None
+            return "no product", "", None
         try:
             Chem.SanitizeMol(molecule)
         except ValueError:  # RDKit's sanitisation errors derive from ValueError
-            self.failures["not sanitisable"] += 1
-            return None
+            return "not sanitisable", "", None
         if has_radical(molecule):
-            self.failures["radical"] += 1
-            return None
+            return "radical", "", None
         smiles = Chem.MolToSmiles(molecule)
-        if not any(mark in smiles for mark in "@/\\"):
-            return smiles
-        # with stereo, written, read and written again: RDKit's first canonical SMILES of a ring
-        # stereo product (a 1,4-disubstituted cyclohexane) can depend on how it was built, its
-        # second never does, so one molecule made two ways has one name
-        return str(Chem.CanonSmiles(smiles))
+        if any(mark in smiles for mark in "@/\\"):
+            # with stereo, written, read and written again: RDKit's first canonical SMILES of a
+            # ring stereo product (a 1,4-disubstituted cyclohexane) can depend on how it was
+            # built, its second never does, so one molecule made two ways has one name
+            smiles = str(Chem.CanonSmiles(smiles))
+        return None, smiles, molecule
+
+    def _remember(self, key: tuple[int, ...], reason: Optional[str], smiles: str) -> bool:
+        """Keeps what ``key`` made (its SMILES, or that it failed and why); whether it made a
+        product."""
+        if reason is not None:
+            self.failed.add(key)
+            self.failures[reason] += 1
+            return False
+        self._products.put(key, smiles)
+        return True

@@ -36,13 +36,19 @@ class ReactionLibrary(ComponentLibrary):
     :param reaction: Reaction SMARTS with one reactant template per component.
     :param reagents: One reagent list per component (:func:`~.reagents.read_reagents`).
     :param cache_size: Products kept in memory (least recently asked dropped first).
+    :param workers: Processes that make products (:class:`~.library.ComponentLibrary`).
     :raise UsageError: On a SMARTS that does not parse, a number of reagent lists other than the
         reaction's templates, or a component none of whose reagents matches its template (the
         reaction yields nothing).
     """
 
     def __init__(
-        self, reaction: str, reagents: Sequence[Reagents], *, cache_size: int = PRODUCT_CACHE
+        self,
+        reaction: str,
+        reagents: Sequence[Reagents],
+        *,
+        cache_size: int = PRODUCT_CACHE,
+        workers: Optional[int] = None,
     ):
         from rdkit import RDLogger
         from rdkit.Chem import rdChemReactions
@@ -65,7 +71,11 @@ class ReactionLibrary(ComponentLibrary):
         matches = [_matches(parsed.GetReactantTemplate(k), r) for k, r in enumerate(reagents)]
         self._sites = matches
         super().__init__(
-            reaction, reagents, [np.flatnonzero(n) for n in matches], cache_size=cache_size
+            reaction,
+            reagents,
+            [np.flatnonzero(n) for n in matches],
+            cache_size=cache_size,
+            workers=workers,
         )
 
     def ambiguities(self) -> list[str]:

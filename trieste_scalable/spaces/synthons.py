@@ -64,13 +64,19 @@ class SynthonReaction(ComponentLibrary):
     :param reaction: The reaction's id.
     :param components: Its synthons, one list a component, in the components' order.
     :param cache_size: Products kept in memory.
+    :param workers: Processes that make products (:class:`~.library.ComponentLibrary`).
     """
 
     def __init__(
-        self, reaction: str, components: Sequence[Reagents], *, cache_size: int = PRODUCT_CACHE
+        self,
+        reaction: str,
+        components: Sequence[Reagents],
+        *,
+        cache_size: int = PRODUCT_CACHE,
+        workers: Optional[int] = None,
     ):
         usable = [np.arange(len(component)) for component in components]
-        super().__init__(reaction, components, usable, cache_size=cache_size)
+        super().__init__(reaction, components, usable, cache_size=cache_size, workers=workers)
 
     def _joined(self, key: tuple[int, ...]) -> Optional[Any]:
         """The tuple's synthons joined at their link atoms; ``None`` where a link is left."""

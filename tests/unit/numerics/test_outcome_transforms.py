@@ -136,6 +136,23 @@ def test_auto_keeps_gaussian_values_and_warps_sparse_ones() -> None:
     )
 
 
+def test_auto_does_not_weigh_power_on_a_point_mass() -> None:
+    """A hit call (0 for 97 % of values, a probability above 0.5 elsewhere, negated as Trieste
+    sees it): power's penalised likelihood beats log's by steepening at the zeros, so without
+    the point-mass rule ``auto`` picks power; with it, log."""
+    rng = np.random.default_rng(3)
+    hits = np.where(rng.random(400) < 0.03, 0.5 + 0.45 * rng.random(400), 0.0)
+    y = tf.constant(-hits[:, None])
+    penalised = {
+        k: log_likelihood(fit_outcome_transform(k, y), y) - (k == "power") * 0.5 * np.log(400)
+        for k in ("identity", "log", "power")
+    }
+    assert max(penalised, key=penalised.__getitem__) == "power"
+    assert fit_outcome_transform("auto", y).name == "log"
+    spread = tf.constant(-np.where(hits > 0, hits, 1e-3 * rng.random(400))[:, None])
+    assert fit_outcome_transform("auto", spread).name != "identity"  # no mass: all weighed
+
+
 def test_one_value_or_equal_values_fit_every_transform() -> None:
     for kind in TRANSFORMS:
         fitted = fit_outcome_transform(kind, tf.constant([[2.0], [2.0]], tf.float64))

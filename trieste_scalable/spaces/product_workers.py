@@ -1,0 +1,138 @@
+"""Products and their fingerprints made on every core (issue 81): most of a make-on-demand ask
+is RDKit joining building blocks, writing canonical SMILES and fingerprinting, one product at a
+time, and RDKit's Python calls hold the GIL (two threads ran no faster than one), so the work is
+spread over processes.
+
+:func:`make` is the one path, run here or in a worker: each product is fingerprinted from the
+molecule it was made as, its stereochemistry perceived again first (without that, 77 % of the
+quinazoline subset's atom-pair fingerprints differed from those of the molecule read back from
+its canonical SMILES, as before issue 81; with it, every one tested is the same: the tests and
+``benchmarks/evaluations_scale.py``), which saves reading each SMILES back.
+
+:class:`ProductWorkers` keeps a pool of ``spawn``-started processes (TensorFlow's threads do not
+survive a ``fork``), each with a copy of the library made once (its caches left out), and splits a
+request of at least :data:`PARALLEL_FROM` tuples into one contiguous share a worker, so the
+results come back in the request's order, the same as made here. The pool starts at its first
+such request and ends with the library.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import weakref
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from ..chemistry.molecules import fingerprint_width, fingerprints
+
+if TYPE_CHECKING:
+    from .library import ComponentLibrary
+
+_log = logging.getLogger(__name__)
+
+PARALLEL_FROM = 128
+"""The fewest tuples a request sends to the workers (fewer are made here: a worker's round trip
+costs about what a few products do)."""
+
+WORKERS_VARIABLE = "TRIESTE_SCALABLE_PRODUCT_WORKERS"
+"""The environment variable that sets how many processes make products (default: the cores;
+1: none, all made in the calling process)."""
+
+
+class Made(NamedTuple):
+    """What a request's tuples made, in its order.
+
+    :ivar smiles: Each tuple's product's canonical SMILES, or the reason it failed
+        (``failed[i]``).
+    :ivar failed: Whether each tuple failed [N].
+    :ivar packed: The products' packed fingerprints [N - failed, ceil(W / 8)], in order.
+    """
+
+    smiles: list[str]
+    failed: np.ndarray
+    packed: np.ndarray
+
+
+def make(library: ComponentLibrary, keys: Sequence[tuple[int, ...]], settings: tuple) -> Made:
+    """The products of ``keys`` and their fingerprints (``settings``: kind, radius, size), made
+    in this process (module docstring)."""
+    from rdkit import Chem
+
+    smiles, molecules, failed = [], [], []
+    for key in keys:
+        reason, written, molecule = library.made(key)
+        failed.append(reason is not None)
+        smiles.append(written if reason is None else reason)
+        if reason is None:
+            Chem.AssignStereochemistry(molecule, cleanIt=True, force=True)
+            molecules.append(molecule)
+    kind, radius, size = settings
+    if molecules:
+        packed = np.packbits(fingerprints(molecules, kind, radius, size, chirality=True), axis=1)
+    else:
+        packed = np.zeros((0, -(-fingerprint_width(kind, size) // 8)), dtype=np.uint8)
+    return Made(smiles, np.array(failed, dtype=bool), packed)
+
+
+class ProductWorkers:
+    """A pool of processes that :func:`make` a library's products (module docstring).
+
+    :param library: The library; each worker gets a copy without its caches.
+    :param workers: Processes (``None``: :data:`WORKERS_VARIABLE`, else the cores); 1 makes
+        everything in the calling process.
+    """
+
+    def __init__(self, library: ComponentLibrary, workers: Optional[int] = None):
+        self._library = library
+        self.workers = workers or int(os.environ.get(WORKERS_VARIABLE) or os.cpu_count() or 1)
+        self._pool: Optional[ProcessPoolExecutor] = None
+
+    def make(self, keys: Sequence[tuple[int, ...]], settings: tuple) -> Made:
+        """:func:`make` of ``keys``, split over the workers if there are enough."""
+        if self.workers < 2 or len(keys) < PARALLEL_FROM:
+            return make(self._library, keys, settings)
+        shares = np.array_split(np.arange(len(keys)), self.workers)
+        jobs = [[keys[i] for i in share] for share in shares if share.size]
+        try:
+            parts = list(self._executor().map(_make_here, jobs, [settings] * len(jobs)))
+        except BrokenProcessPool as error:  # e.g. a script that starts campaigns unguarded
+            _log.warning(
+                "making products in this process only: its workers could not start (%s; a "
+                'script that runs a campaign needs `if __name__ == "__main__":`)',
+                error,
+            )
+            self.workers = 1
+            return make(self._library, keys, settings)
+        return Made(
+            [s for part in parts for s in part.smiles],
+            np.concatenate([part.failed for part in parts]),
+            np.concatenate([part.packed for part in parts]),
+        )
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_install,
+                initargs=(self._library,),
+            )
+            weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
+        return self._pool
+
+
+_WORKER_LIBRARY: list[Any] = []
+"""The library a worker process makes products of (set once, by :func:`_install`)."""
+
+
+def _install(library: ComponentLibrary) -> None:
+    _WORKER_LIBRARY.append(library)
+
+
+def _make_here(keys: list[tuple[int, ...]], settings: tuple) -> Made:
+    return make(_WORKER_LIBRARY[0], keys, settings)
