@@ -56,7 +56,7 @@ class ComponentLibrary:
         """How many tuples failed for each reason: ``no product``, ``not sanitisable`` or
         ``radical``."""
         self._products: LRUCache[tuple[int, ...], str] = LRUCache(cache_size)
-        self._workers = ProductWorkers(self, workers)
+        self._workers = ProductWorkers(workers)
 
     def __getstate__(self) -> dict[str, Any]:
         """The library a worker process gets: no caches, no workers of its own."""
@@ -67,7 +67,7 @@ class ComponentLibrary:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._workers = ProductWorkers(self, 1)
+        self._workers = ProductWorkers(1)
 
     @property
     def counts(self) -> tuple[int, ...]:
@@ -123,7 +123,7 @@ class ComponentLibrary:
         fingerprint and be one candidate to a model (``design_measurements.md``)."""
         keys = [self._key(row) for row in np.asarray(indices)]
         tried = [i for i, key in enumerate(keys) if key not in self.failed]
-        made = self._workers.make([keys[i] for i in tried], settings)
+        made = self._workers.make(self, [keys[i] for i in tried], settings)
         kept = [
             i
             for i, smiles, failed in zip(tried, made.smiles, made.failed)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import pickle
 import weakref
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -82,24 +83,28 @@ def make(library: ComponentLibrary, keys: Sequence[tuple[int, ...]], settings: t
 class ProductWorkers:
     """A pool of processes that :func:`make` a library's products (module docstring).
 
-    :param library: The library; each worker gets a copy without its caches.
+    The library owns its workers and passes itself to each call (the workers keep no reference
+    to it), so the pool ends when the library is dropped.
+
     :param workers: Processes (``None``: :data:`WORKERS_VARIABLE`, else the cores); 1 makes
         everything in the calling process.
     """
 
-    def __init__(self, library: ComponentLibrary, workers: Optional[int] = None):
-        self._library = library
+    def __init__(self, workers: Optional[int] = None):
         self.workers = workers or int(os.environ.get(WORKERS_VARIABLE) or os.cpu_count() or 1)
         self._pool: Optional[ProcessPoolExecutor] = None
 
-    def make(self, keys: Sequence[tuple[int, ...]], settings: tuple) -> Made:
-        """:func:`make` of ``keys``, split over the workers if there are enough."""
+    def make(
+        self, library: ComponentLibrary, keys: Sequence[tuple[int, ...]], settings: tuple
+    ) -> Made:
+        """:func:`make` of ``library``'s ``keys``, split over the workers if there are enough
+        (each worker gets a copy of ``library`` without its caches when the pool starts)."""
         if self.workers < 2 or len(keys) < PARALLEL_FROM:
-            return make(self._library, keys, settings)
+            return make(library, keys, settings)
         shares = np.array_split(np.arange(len(keys)), self.workers)
         jobs = [[keys[i] for i in share] for share in shares if share.size]
         try:
-            parts = list(self._executor().map(_make_here, jobs, [settings] * len(jobs)))
+            parts = list(self._executor(library).map(_make_here, jobs, [settings] * len(jobs)))
         except BrokenProcessPool as error:  # e.g. a script that starts campaigns unguarded
             _log.warning(
                 "making products in this process only: its workers could not start (%s; a "
@@ -107,20 +112,20 @@ class ProductWorkers:
                 error,
             )
             self.workers = 1
-            return make(self._library, keys, settings)
+            return make(library, keys, settings)
         return Made(
             [s for part in parts for s in part.smiles],
             np.concatenate([part.failed for part in parts]),
             np.concatenate([part.packed for part in parts]),
         )
 
-    def _executor(self) -> ProcessPoolExecutor:
+    def _executor(self, library: ComponentLibrary) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_install,
-                initargs=(self._library,),
+                initargs=(pickle.dumps(library),),  # bytes: the pool holds no reference to it
             )
             weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
         return self._pool
@@ -130,8 +135,8 @@ _WORKER_LIBRARY: list[Any] = []
 """The library a worker process makes products of (set once, by :func:`_install`)."""
 
 
-def _install(library: ComponentLibrary) -> None:
-    _WORKER_LIBRARY.append(library)
+def _install(library: bytes) -> None:
+    _WORKER_LIBRARY.append(pickle.loads(library))
 
 
 def _make_here(keys: list[tuple[int, ...]], settings: tuple) -> Made:

@@ -73,6 +73,19 @@ def test_failures_are_remembered_as_in_one_process(tmp_path: Path) -> None:
         assert {key for key in library.failed} == {(40, b) for b in range(10)}
 
 
+def test_the_workers_end_with_their_library() -> None:
+    library = _quinazoline(2)
+    library.fingerprints(
+        library.random_tuples(product_workers.PARALLEL_FROM, np.random.default_rng(4)), SETTINGS
+    )
+    processes = list(library._workers._pool._processes.values())  # type: ignore[union-attr]
+    assert processes and all(p.is_alive() for p in processes)
+    del library
+    for process in processes:
+        process.join(timeout=30)
+    assert not any(p.is_alive() for p in processes)
+
+
 def test_a_library_sent_to_a_worker_carries_no_caches() -> None:
     library = _quinazoline(1)
     library.products(library.random_tuples(20, np.random.default_rng(1)))
@@ -87,7 +100,7 @@ def test_workers_that_cannot_start_leave_it_to_this_process(
 ) -> None:
     library = _quinazoline(2)
 
-    def broken() -> None:
+    def broken(_: ComponentLibrary) -> None:
         raise BrokenProcessPool("a child process terminated abruptly")
 
     monkeypatch.setattr(library._workers, "_executor", broken)
