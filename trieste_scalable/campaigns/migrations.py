@@ -20,10 +20,11 @@ LEGACY_SETTINGS: dict[str, Any] = {"batch_policy": "adaptive", "fingerprint": "b
     "radius": 2,
     "fingerprint_width": 1024,
     "keep_radicals": lambda saved: bool(saved.get("reaction")),
+    "transform": "none",
 }
 """Settings of campaigns logged before the setting existed: what they ran with (adaptive
-batches; Morgan bits of radius 2, 1,024 wide; a make-on-demand space's radicals kept), or a
-function of their other settings giving it."""
+batches; Morgan bits of radius 2, 1,024 wide; a make-on-demand space's radicals kept; no outcome
+transform), or a function of their other settings giving it."""
 
 
 def with_legacy_settings(saved: dict[str, Any], names: Collection[str]) -> dict[str, Any]:

@@ -162,6 +162,19 @@ def test_resolution_follows_the_campaign() -> None:
         ScreenSpec().rule  # noqa: B018
 
 
+def test_the_outcome_transform_defaults_to_what_was_measured_best_where(tmp_path: Path) -> None:
+    """auto over a make-on-demand space, none over a library; a resumed campaign keeps its own,
+    none for one logged before the setting existed; a given one is kept."""
+    reaction = dict(reaction="[C:1][OH]>>[C:1]N", reagents=["a.smi"], objective="qed")
+    assert resolved(ScreenSpec(**reaction)).transform == "auto"
+    assert resolved(ScreenSpec(objective="qed")).transform == "none"
+    assert resolved(ScreenSpec(objective="qed", transform="log")).transform == "log"
+    assert resolved(ScreenSpec(transform="none", **reaction)).transform == "none"
+    (tmp_path / "run.json").write_text(json.dumps(dict(command="screen", **reaction)))
+    resumed = ScreenSpec(logdir=str(tmp_path), resume=True, **reaction)
+    assert resolved(resumed).transform == "none"
+
+
 def test_run_json_stores_and_reloads_the_specification(tmp_path: Path) -> None:
     spec = resolved(ScreenSpec(library="lib.smi", objective="logp", budget=9, seed=4))
     path = tmp_path / "run.json"

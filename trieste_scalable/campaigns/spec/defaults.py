@@ -31,7 +31,10 @@ def resolved(spec: Spec) -> Spec:
       :data:`~.library.MAKE_ON_DEMAND_FACTOR` over a make-on-demand space);
     - ``screen``'s ``fingerprint``, ``radius``, ``fingerprint_width``: a resumed campaign's own,
       a library store's, else
-      :data:`~trieste_scalable.chemistry.molecules.DEFAULT_FINGERPRINT` (``featurise``'s too).
+      :data:`~trieste_scalable.chemistry.molecules.DEFAULT_FINGERPRINT` (``featurise``'s too);
+    - ``transform``: a resumed campaign's own (``none`` for one logged before it existed), else
+      ``auto`` over a make-on-demand space and ``none`` over a library (``docs/screening.md``:
+      each measured best there).
 
     :raise UsageError: If ``--resume`` names a campaign of another command, or a library store's
         manifest cannot be read; or on a combination the filled-in values make bad.
@@ -54,6 +57,8 @@ def resolved(spec: Spec) -> Spec:
     filled: dict[str, Any] = dict(algorithm=algorithm, batch_size=batch_size, batch_policy=policy)
     if isinstance(spec, LibrarySpec):
         filled |= _fingerprint(spec, saved)
+        default = "auto" if spec.make_on_demand else "none"
+        filled["transform"] = spec.transform or getattr(saved, "transform", None) or default
     return dataclasses.replace(spec, **filled)
 
 

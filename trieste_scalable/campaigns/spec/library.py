@@ -69,11 +69,12 @@ class LibrarySpec(CampaignSpec):
         least=8,
     )
     skip_invalid: bool = setting(False, "drop unparseable SMILES")
-    transform: str = setting(
-        "none",
+    transform: Optional[str] = setting(
+        None,
         "the model's transform of the scores, fitted to those told and refitted as they grow: "
         "auto (the likeliest of none, log and power), log (of the gap to the worst: activity "
-        "probabilities, hit rates), power (Yeo-Johnson), rank (a Gaussian copula)",
+        "probabilities, hit rates), power (Yeo-Johnson), rank (a Gaussian copula); default auto "
+        "over a make-on-demand space, none over a library (each measured best there)",
         choices=("none", "auto", "log", "power", "rank"),
     )
     reaction: Optional[str] = setting(
