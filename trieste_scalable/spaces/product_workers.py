@@ -25,14 +25,11 @@ import pickle
 import weakref
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Protocol, Sequence
 
 import numpy as np
 
 from ..chemistry.molecules import fingerprint_width, fingerprints
-
-if TYPE_CHECKING:
-    from .library import ComponentLibrary
 
 _log = logging.getLogger(__name__)
 
@@ -43,6 +40,14 @@ costs about what a few products do)."""
 WORKERS_VARIABLE = "TRIESTE_SCALABLE_PRODUCT_WORKERS"
 """The environment variable that sets how many processes make products (default: the cores;
 1: none, all made in the calling process)."""
+
+
+class MakesProducts(Protocol):
+    """What the workers need of a library (:class:`~.library.ComponentLibrary`, picklable)."""
+
+    def made(self, key: tuple[int, ...]) -> tuple[Optional[str], str, Optional[Any]]:
+        """(``None``, the canonical SMILES, the molecule) of ``key``'s product, or (the reason
+        it fails, ``""``, ``None``)."""
 
 
 class Made(NamedTuple):
@@ -59,7 +64,7 @@ class Made(NamedTuple):
     packed: np.ndarray
 
 
-def make(library: ComponentLibrary, keys: Sequence[tuple[int, ...]], settings: tuple) -> Made:
+def make(library: MakesProducts, keys: Sequence[tuple[int, ...]], settings: tuple) -> Made:
     """The products of ``keys`` and their fingerprints (``settings``: kind, radius, size), made
     in this process (module docstring)."""
     from rdkit import Chem
@@ -95,7 +100,7 @@ class ProductWorkers:
         self._pool: Optional[ProcessPoolExecutor] = None
 
     def make(
-        self, library: ComponentLibrary, keys: Sequence[tuple[int, ...]], settings: tuple
+        self, library: MakesProducts, keys: Sequence[tuple[int, ...]], settings: tuple
     ) -> Made:
         """:func:`make` of ``library``'s ``keys``, split over the workers if there are enough
         (each worker gets a copy of ``library`` without its caches when the pool starts)."""
@@ -119,7 +124,7 @@ class ProductWorkers:
             np.concatenate([part.packed for part in parts]),
         )
 
-    def _executor(self, library: ComponentLibrary) -> ProcessPoolExecutor:
+    def _executor(self, library: MakesProducts) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(
                 self.workers,
