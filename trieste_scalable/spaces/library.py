@@ -122,14 +122,16 @@ class ComponentLibrary:
         and Walters' reagent lists hold many stereoisomers, which would otherwise share a
         fingerprint and be one candidate to a model (``design_measurements.md``)."""
         keys = [self._key(row) for row in np.asarray(indices)]
-        tried = [i for i, key in enumerate(keys) if key not in self.failed]
-        made = self._workers.make(self, [keys[i] for i in tried], settings)
-        kept = [
-            i
-            for i, smiles, failed in zip(tried, made.smiles, made.failed)
-            if self._remember(keys[i], smiles if failed else None, smiles)
+        tried = [key for key in dict.fromkeys(keys) if key not in self.failed]  # each once
+        made = self._workers.make(self, tried, settings)
+        found = [
+            key
+            for key, text, failed in zip(tried, made.smiles, made.failed)
+            if self._remember(key, text if failed else None, text)
         ]
-        return np.array(kept, dtype=np.int64), made.packed
+        row_of = {key: row for row, key in enumerate(found)}
+        kept = [i for i, key in enumerate(keys) if key in row_of]
+        return np.array(kept, dtype=np.int64), made.packed[[row_of[keys[i]] for i in kept]]
 
     def random_tuples(self, num: int, rng: np.random.Generator) -> np.ndarray:
         """``num`` tuples [num, C] drawn uniformly among the usable building blocks of each

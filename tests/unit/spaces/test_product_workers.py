@@ -110,3 +110,13 @@ def test_workers_that_cannot_start_leave_it_to_this_process(
     assert "making products in this process only" in caplog.text
     assert library._workers.workers == 1
     assert np.array_equal(packed, _quinazoline(1).fingerprints(tuples, SETTINGS)[1])
+
+
+def test_a_tuple_asked_twice_is_made_once_and_given_twice(tmp_path: Path) -> None:
+    (tmp_path / "a.smi").write_text("CN m\nCCO e\n")
+    (tmp_path / "b.smi").write_text("CC(=O)O a\n")
+    reagents = [read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")]
+    library = ReactionLibrary(AMIDE, reagents, workers=1)
+    kept, packed = library.fingerprints(np.array([[0, 0], [1, 0], [0, 0], [1, 0]]), SETTINGS)
+    assert kept.tolist() == [0, 2] and np.array_equal(packed[0], packed[1])
+    assert library.failures == {"no product": 1}  # ethanol's tuple failed once, not twice
