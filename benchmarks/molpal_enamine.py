@@ -146,18 +146,19 @@ def main() -> None:
     options = parser.parse_args()
     best, top, scores = truth()
     with tempfile.TemporaryDirectory() as root:  # warm the caches: featurising is not timed
+        protocol = dict(PROTOCOL)  # the module's protocol stays as MolPAL's
         if options.objective == "hits":
-            PROTOCOL["objective"] = hit_table(Path(root) / "hits.csv")
+            protocol["objective"] = hit_table(Path(root) / "hits.csv")
         source = Path(root) / "enamine10k.smi"
         source.write_text("\n".join(load_smiles("enamine-10k")) + "\n")
         store = str(build_store([source], Path(root) / "enamine10k.store").path)
         with contextlib.redirect_stdout(io.StringIO()):
-            screen(**{**PROTOCOL, "library": store, "budget": 1, "initial": 2,
+            screen(**{**protocol, "library": store, "budget": 1, "initial": 2,
                       "algorithm": "random"}, logdir=f"{root}/warm-store")  # fmt: skip
         for fingerprint in ("atom-pair-counts", "atom-pairs", "morgan", "torsion-counts"):
             with contextlib.redirect_stdout(io.StringIO()):
                 screen(
-                    **{**PROTOCOL, "budget": 1, "initial": 2, "algorithm": "random"},
+                    **{**protocol, "budget": 1, "initial": 2, "algorithm": "random"},
                     fingerprint=fingerprint,
                     logdir=f"{root}/warm-{fingerprint}",
                 )
@@ -169,7 +170,7 @@ def main() -> None:
                 logdir = Path(root) / f"{name}-{seed}".replace(" ", "_").replace(",", "")
                 start = time.perf_counter()
                 with contextlib.redirect_stdout(io.StringIO()):
-                    settings = {**PROTOCOL, **CONFIGS[name]}
+                    settings = {**protocol, **CONFIGS[name]}
                     if settings["library"] == STORE:
                         settings["library"] = store
                     screen(**settings, seed=seed, logdir=str(logdir))
