@@ -203,7 +203,7 @@ def pool_optimizer(
     """Ours told ``data`` (points of ``space``, Trieste's minimised scores): the pool rule
     around GP-BUCB with screen's settings for a make-on-demand space (module docstring)."""
     scale = 1.0 if transform != "none" else float(np.var(data.observations.numpy())) or 1.0
-    rows = FeatureRows.of(space)
+    rows = FeatureRows.of(space, packed=True)
     inner, rule = build(  # built from the rows the model keeps: one copy, shared
         "gp-bucb",
         rows.dataset(data),
@@ -218,6 +218,7 @@ def pool_optimizer(
         seed=seed,
         dictionary_size=inducing or None,
         outcome_transform=transform,
+        packed_width=space.width,
     )
     pool_rule = MakeOnDemandPoolRule(rule, seed=seed, flat_pool=BATCH, **pool)
     return AskTellOptimizer(space, data, FeaturisedModel(inner, rows), pool_rule)

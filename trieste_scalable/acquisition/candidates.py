@@ -23,8 +23,9 @@ def objective_of(
 ) -> tuple[Any, Optional[Dataset]]:
     """The model and (if any) dataset tagged ``OBJECTIVE``: our rules optimise one objective.
 
-    With ``search_space``, also checks up front that the search space, the dataset and the
-    model (where it says its dtype) share one dtype, instead of failing inside TensorFlow.
+    With ``search_space``, also checks up front that the search space, the dataset (unless its
+    query points are packed bits, uint8: a Nyström GP's fingerprints) and the model (where it
+    says its dtype) share one dtype, instead of failing inside TensorFlow.
 
     :raise ValueError: If no model has that tag.
     :raise TypeError: On a dtype mismatch.
@@ -40,7 +41,7 @@ def objective_of(
 
 def _check_dtypes(search_space: SearchSpace, model: Any, dataset: Optional[Dataset]) -> None:
     dtypes = {"search space": space_dtype(search_space)}
-    if dataset is not None:
+    if dataset is not None and dataset.query_points.dtype != tf.uint8:  # uint8: packed bits
         dtypes["dataset"] = dataset.query_points.dtype
     if isinstance(getattr(model, "dtype", None), tf.DType):
         dtypes["model"] = model.dtype
@@ -147,12 +148,14 @@ class EvaluatedCandidates:
     def positions(
         self, search_space: DiscreteSearchSpace, rows: Optional[np.ndarray]
     ) -> np.ndarray:
-        """The candidates among ``rows`` [K, D], ascending, each once [A]: a few rows where a
-        mask of a library of 10^8 is 100 MB."""
+        """The candidates among ``rows`` [K, D] (over a packed space, 0/1 rows or their packed
+        bits, uint8 [K, ceil(D / 8)]), ascending, each once [A]: a few rows where a mask of a
+        library of 10^8 is 100 MB."""
         if rows is None or rows.shape[0] == 0:
             return np.zeros([0], dtype=np.int64)
-        if isinstance(search_space, PackedSearchSpace):
-            return search_space.index().positions(pack_rows(rows))
+        if isinstance(search_space, PackedSearchSpace):  # rows packed already, or 0/1
+            packed = rows if rows.dtype == np.uint8 else pack_rows(rows)
+            return search_space.index().positions(packed)
         key, index = self._index
         if key != id(search_space) or index is None:
             index = RowIndex(search_space.points.numpy())

@@ -152,7 +152,8 @@ def failed_points(failed: Points, dataset: Optional[Dataset]) -> np.ndarray:
 
 def outstanding(pending: Points, seen: int, dataset: Optional[Dataset]) -> np.ndarray:
     """The points of ``pending`` not told yet [P, D]: ``pending`` less (one copy each) the rows
-    ``dataset`` gained after its first ``seen``.
+    ``dataset`` gained after its first ``seen`` (packed bits there, uint8, are unpacked to the
+    pending rows' width).
 
     :raise ValueError: If the pending points are not finite rows of the dataset's width (e.g. a
         state edited by hand).
@@ -164,6 +165,9 @@ def outstanding(pending: Points, seen: int, dataset: Optional[Dataset]) -> np.nd
     except (TypeError, ValueError):
         raise ValueError("the rule state's pending points are not rows of numbers") from None
     width = None if dataset is None else int(dataset.query_points.shape[-1])
+    packed = dataset is not None and dataset.query_points.dtype == tf.uint8
+    if packed and points.ndim == 2 and -(-points.shape[1] // 8) == width:
+        width = points.shape[1]  # told rows packed bits (a Nyström GP's), pending ones 0/1
     if points.ndim != 2 or (width is not None and points.shape[1] != width):
         raise ValueError(
             f"the rule state's pending points have shape {points.shape}; "
@@ -174,7 +178,10 @@ def outstanding(pending: Points, seen: int, dataset: Optional[Dataset]) -> np.nd
     if dataset is None:
         return points
     # a view of the dataset's rows (``.numpy()`` would copy all of them), the told ones cast
-    told = np.asarray(np.asarray(dataset.query_points)[seen:], dtype=np.float64)
+    told = np.asarray(dataset.query_points)[seen:]
+    if packed:
+        told = np.unpackbits(told, axis=1)[:, : points.shape[1]]
+    told = np.asarray(told, dtype=np.float64)
     if not told.size:
         return points
     keys, told_keys = row_keys(points), row_keys(told)

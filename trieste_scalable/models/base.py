@@ -168,6 +168,9 @@ class ReplicatedGPBase(
         # the values the model was built with: always one of the fits' starts
         self._initial_values = [p.numpy() for p in self._hyperparameters()]
         self._data_version = 0  # successful updates that changed the data
+        self._packed_width: Optional[int] = None
+        """D where datasets' query points are packed bits (uint8 [N, ceil(D / 8)]), which the
+        subclasses that read them unpack a chunk at a time; ``None`` for dense query points."""
 
     # ----------------------------------------------------------------- template methods
     @abstractmethod
@@ -238,8 +241,14 @@ class ReplicatedGPBase(
         Validation happens before anything changes: on NaN/inf observations, wrong shapes or
         dtypes, or an empty dataset this raises and the model is left as it was.
         """
-        input_dim = None if self._data is None else self._data.inputs.shape[1]
-        x, y = validate_dataset(dataset, self._dtype, input_dim)
+        width = self._packed_width  # packed query points: their bytes a row checked below
+        input_dim = None if self._data is None or width is not None else self._data.inputs.shape[1]
+        x, y = validate_dataset(dataset, self._dtype, input_dim, width is not None)
+        if width is not None and x.shape[1] != -(-width // 8):
+            raise ValueError(
+                f"packed query points of {width} bits take {-(-width // 8)} bytes a row, "
+                f"got {x.shape[1]}"
+            )
         transform = None
         if self._outcome_kind != "none":
             transform = fit_outcome_transform(self._outcome_kind, y)
@@ -308,7 +317,7 @@ class ReplicatedGPBase(
             built_with=self._initial_values,
             kernel=self._kernel,
             noise=self._noise,
-            data=data,
+            data=self._dense_data(data),
             data_version=self._data_version,
         )
         if outcome is None:
@@ -348,7 +357,13 @@ class ReplicatedGPBase(
         return tf.convert_to_tensor(self._centre_variable)
 
     def _input_dim(self) -> int:
+        if self._packed_width is not None:
+            return self._packed_width
         return int(self._require_data().inputs.shape[1])
+
+    def _dense_data(self, data: ReplicatedData) -> ReplicatedData:
+        """``data`` with dense inputs (the fits read them whole)."""
+        return data
 
     def __repr__(self) -> str:
         return (

@@ -86,19 +86,23 @@ class ReplicatedData:
 
 
 def validate_dataset(
-    dataset: Dataset, dtype: tf.DType, input_dim: Optional[int] = None
+    dataset: Dataset, dtype: tf.DType, input_dim: Optional[int] = None, packed: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Check a dataset for a single-output model and return it as NumPy arrays.
 
-    :raise TypeError: If the dtype is not the model's.
+    :param packed: Whether the query points are packed bits (uint8 [N, ceil(D / 8)]; then
+        ``input_dim`` counts bytes).
+    :raise TypeError: If the dtype is not the model's (uint8 for packed query points).
     :raise ValueError: On wrong ranks or shapes, an empty dataset, or non-finite values.
     """
     if not isinstance(dataset, Dataset):
         raise TypeError(f"expected a trieste Dataset, got {type(dataset).__name__}")
     x, y = dataset.query_points, dataset.observations
-    for name, value in (("query_points", x), ("observations", y)):
-        if value.dtype != dtype:
-            raise TypeError(f"{name} must have the model's dtype {dtype.name}, got {value.dtype}")
+    expected = ((tf.uint8 if packed else dtype, "query_points", x), (dtype, "observations", y))
+    for want, name, value in expected:
+        if value.dtype != want:
+            what = "packed bits," if packed and name == "query_points" else "the model's dtype"
+            raise TypeError(f"{name} must have {what} {want.name}, got {value.dtype}")
     if len(x.shape) != 2 or len(y.shape) != 2:
         raise ValueError(
             f"query_points must be [N, D] and observations [N, 1], got {x.shape} and {y.shape}"
@@ -114,7 +118,7 @@ def validate_dataset(
     if input_dim is not None and x.shape[1] != input_dim:
         raise ValueError(f"query_points must have {input_dim} columns, got {x.shape[1]}")
     x_np, y_np = np.asarray(x), np.asarray(y)
-    if not np.all(np.isfinite(x_np)):
+    if not packed and not np.all(np.isfinite(x_np)):
         raise ValueError("query_points contain NaN or inf")
     bad = ~np.isfinite(y_np[:, 0])
     if bad.any():
@@ -126,14 +130,15 @@ def validate_dataset(
 
 
 def aggregate(x: np.ndarray, y: np.ndarray, source: Optional[tf.Tensor] = None) -> ReplicatedData:
-    """Group identical rows of ``x`` [N, D] and sum their observations ``y`` [N, 1].
+    """Group identical rows of ``x`` [N, D] (any dtype: packed bits too) and sum their
+    observations ``y`` [N, 1] (counts and sums in ``y``'s dtype).
 
     :param source: A tensor whose memory ``x`` views (the dataset's ``query_points``): where
         no row repeats, the result's inputs are ``x`` itself and its tensor ``source``.
     """
     groups, first = first_occurrences(x)
-    counts = np.bincount(groups, minlength=first.size).astype(x.dtype)
-    sums = np.bincount(groups, weights=y[:, 0], minlength=first.size).astype(x.dtype)
+    counts = np.bincount(groups, minlength=first.size).astype(y.dtype)
+    sums = np.bincount(groups, weights=y[:, 0], minlength=first.size).astype(y.dtype)
     residuals = y[:, 0] - (sums / counts)[groups]
     unique = first.size == x.shape[0]
     return ReplicatedData(
@@ -152,7 +157,8 @@ _MIX = np.uint64(0xBF58476D1CE4E5B9)
 
 
 def row_hashes(x: np.ndarray) -> np.ndarray:
-    """A 64-bit hash [N] of each row of ``x`` [N, D] (float), equal for rows of equal values:
+    """A 64-bit hash [N] of each row of ``x`` [N, D] (float, or packed bits), equal for rows of
+    equal values:
     each 8-byte word mixed (splitmix64's finaliser) and weighted by an odd multiplier of its
     column, summed modulo 2^64; -0.0 is hashed as 0.0."""
     num_bytes = x.shape[1] * x.itemsize
@@ -162,7 +168,9 @@ def row_hashes(x: np.ndarray) -> np.ndarray:
     hashes = np.empty(x.shape[0], dtype=np.uint64)
     with np.errstate(over="ignore"):
         for start in range(0, x.shape[0], HASH_CHUNK):
-            rows = x[start : start + HASH_CHUNK] + 0.0  # a C-contiguous copy; -0.0 -> 0.0
+            rows = x[start : start + HASH_CHUNK]
+            # a C-contiguous copy, -0.0 -> 0.0, of float rows; packed bits are hashed as they are
+            rows = rows + 0.0 if x.dtype.kind == "f" else np.ascontiguousarray(rows)
             raw = rows.view(np.uint8).reshape(len(rows), num_bytes)
             if num_bytes % 8:
                 raw = np.pad(raw, ((0, 0), (0, 8 * words - num_bytes)))

@@ -13,7 +13,10 @@ from typing import Literal, Optional
 import numpy as np
 import tensorflow as tf
 
+from ..numerics.bits import PackedRows, gather_rows
 from ..numerics.dtc import CompiledDTC
+from ..numerics.linalg import chunked_map
+from ..numerics.sizes import CHUNK_SIZE
 
 
 class DictionaryPolicy(ABC):
@@ -26,6 +29,10 @@ class DictionaryPolicy(ABC):
     #: Whether the dictionary is a random draw, so that one holding every input is chance, not
     #: the policy's promise (GP-BUCB's stopping rule, which needs it exact, refuses such a policy).
     draws_at_random: bool = False
+
+    #: Whether :meth:`choose` reads the batch-start variances (the model computes them, a
+    #: prediction at every evaluated input, only for a policy that does).
+    reads_variances: bool = True
 
     def select(self, counts: np.ndarray, batch_start_variances: np.ndarray) -> np.ndarray:
         """Indices of the unique inputs to keep; never empty if there is at least one input.
@@ -77,6 +84,7 @@ class ExactDictionary(DictionaryPolicy):
     """
 
     exact = True
+    reads_variances = False
 
     def _select(self, counts: np.ndarray, batch_start_variances: np.ndarray) -> np.ndarray:
         return np.arange(counts.size)
@@ -154,6 +162,11 @@ class RidgeLeverageSampler(DictionaryPolicy):
         return f"RidgeLeverageSampler(oversampling={self.oversampling}, repeats={self.repeats!r})"
 
 
+def _kernel_columns(ops: CompiledDTC, inputs: PackedRows, anchors: tf.Tensor) -> tf.Tensor:
+    """The kernel between every input and ``anchors`` [n, b], a chunk of inputs at a time."""
+    return chunked_map(lambda x: ops.kernel_columns(x, anchors), inputs, CHUNK_SIZE)[0]
+
+
 _SEEDS = 2**31 - 1
 """Stateless seeds are int32 pairs: their parts are taken modulo this."""
 
@@ -169,21 +182,32 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
     candidate, whatever n; the data all enter through the DTC projection (eqs. 1-2). The draws
     are seeded by ``seed`` and n, so a rerun, or a resumed campaign, draws the same dictionaries.
 
+    Over packed inputs (:class:`~trieste_scalable.numerics.bits.PackedRows`, a campaign's
+    fingerprints), the kernel columns are computed a chunk of inputs at a time, and the pivots
+    are drawn among at most ``candidates`` times ``size`` inputs, a uniform draw seeded as the
+    pivots are (all of them below that): the pivots' rows, ``size`` floats an input, are then
+    bounded however many evaluations there are (128 MB at ``size`` 1,000, where 100,000
+    evaluations would take 800 MB). Which inputs are pivots is then a heuristic beyond that
+    point; every input still enters the posterior through the projection.
+
     :param size: m, the dictionary's size.
     :param block: Pivots a block.
     :param seed: Seed of the draws.
+    :param candidates: Over packed inputs, the inputs the pivots are drawn among, per pivot.
     """
 
-    def __init__(self, size: int, block: int = 100, seed: int = 0):
-        if not (isinstance(size, int) and size >= 1):
-            raise ValueError(f"the dictionary size must be a positive integer, got {size!r}")
-        if not (isinstance(block, int) and block >= 1):
-            raise ValueError(f"the block must be a positive integer, got {block!r}")
-        self.size, self.block, self.seed = size, block, seed
+    reads_variances = False
+
+    def __init__(self, size: int, block: int = 100, seed: int = 0, candidates: int = 16):
+        checked = (("dictionary size", size), ("block", block), ("candidates", candidates))
+        for name, value in checked:
+            if not (isinstance(value, int) and value >= 1):
+                raise ValueError(f"the {name} must be a positive integer, got {value!r}")
+        self.size, self.block, self.seed, self.candidates = size, block, seed, candidates
 
     def choose(
         self,
-        inputs: np.ndarray | tf.Tensor,
+        inputs: np.ndarray | tf.Tensor | PackedRows,
         counts: np.ndarray,
         batch_start_variances: np.ndarray,
         ops: CompiledDTC,
@@ -192,17 +216,46 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
             raise ValueError(f"{inputs.shape[0]} inputs but {counts.shape[0]} counts")
         if counts.size <= self.size:
             return np.arange(counts.size)
+        if isinstance(inputs, PackedRows):
+            return self._choose_packed(inputs, ops)
         points = tf.convert_to_tensor(inputs)  # a tensor given is not copied
         residual = ops.kernel(points, full_cov=False)
         rows = tf.zeros([self.size, counts.size], dtype=points.dtype)
         picked = []
         for start in range(0, self.size, self.block):
             count = min(self.block, self.size - start)
-            draw = (counts.size * self.size + start) % _SEEDS
-            seed = tf.constant([self.seed % _SEEDS, draw], tf.int32)
+            seed = self._seed_of(counts.size, start)
             rows, residual, chosen = ops.pivot_block(points, rows, residual, start, count, seed)
             picked.append(chosen.numpy())
         return np.sort(np.concatenate(picked))
+
+    def _choose_packed(self, inputs: PackedRows, ops: CompiledDTC) -> np.ndarray:
+        """:meth:`choose` over packed inputs (class docstring): the same draws as over their
+        dense rows where there are at most ``candidates * size`` of them."""
+        num = len(inputs)
+        among = np.arange(num)
+        if num > self.candidates * self.size:
+            rng = np.random.default_rng([self.seed, num])
+            among = np.sort(rng.choice(num, self.candidates * self.size, replace=False))
+            num_bytes = int(inputs.bits.shape[1])
+            bits = gather_rows(inputs.bits, tf.constant(among), num_bytes)
+            inputs = PackedRows(bits, inputs.width, inputs.dtype)
+        residual = chunked_map(lambda x: ops.kernel(x, full_cov=False), inputs, CHUNK_SIZE)[0]
+        rows = tf.zeros([self.size, len(among)], dtype=inputs.dtype)
+        picked = []
+        for start in range(0, self.size, self.block):
+            count = min(self.block, self.size - start)
+            chosen = ops.draw_pivots(residual, count, self._seed_of(num, start))
+            columns = _kernel_columns(ops, inputs, inputs.gather(chosen))
+            rows, residual = ops.add_pivots(columns, rows, residual, start, chosen)
+            picked.append(chosen.numpy())
+        return np.sort(among[np.concatenate(picked)])
+
+    def _seed_of(self, num: int, start: int) -> tf.Tensor:
+        """The stateless seed [2] of the block starting at pivot ``start`` among ``num``
+        inputs."""
+        draw = (num * self.size + start) % _SEEDS
+        return tf.constant([self.seed % _SEEDS, draw], tf.int32)
 
     def _select(self, counts: np.ndarray, batch_start_variances: np.ndarray) -> np.ndarray:
         raise TypeError("PivotedCholeskyDictionary chooses from the inputs: call choose")

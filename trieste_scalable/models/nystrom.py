@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Callable, Optional
 
 import gpflow
@@ -13,6 +14,7 @@ from trieste.data import Dataset
 from typing_extensions import Unpack
 
 from ..numerics import dtc
+from ..numerics.bits import PackedRows, Rows, take_rows
 from ..numerics.dtc import CompiledDTC
 from ..numerics.linalg import chunked_map, lower_root_of_inverse
 from .base import ModelOptions
@@ -50,6 +52,13 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
 
     The prior mean is a constant (see :class:`~.ReplicatedGPBase`); the papers assume zero mean,
     ``prior_mean=0.0``.
+
+    Given ``packed_width``, the datasets' query points are packed bits, one bit an entry, and the
+    model keeps its evaluated inputs so: everything that reads them all (the factorisation, the
+    dictionary's draw, the batch-start variances) unpacks a chunk of ``chunk_size`` rows at a
+    time, so memory grows by D / 8 bytes an evaluation (768 at 6,144 bits), not 8 D (49 KB).
+    ``predict`` takes packed query points too (a Trieste rule predicting at the evaluated
+    points). Fits read the inputs whole: they are unpacked for a fit (at most a GiB).
     """
 
     _log_name = "nystrom"
@@ -64,6 +73,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         *,
         dictionary: Optional[DictionaryPolicy] = None,
         jitter: float = 1e-10,
+        packed_width: Optional[int] = None,
         **options: Unpack[ModelOptions],
     ):
         """
@@ -72,10 +82,17 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         :param dataset: Optional initial data (equivalent to calling :meth:`update`).
         :param dictionary: Dictionary policy; default ``RidgeLeverageSampler(2.0)``.
         :param jitter: First relative jitter tried on the dictionary's kernel matrix.
+        :param packed_width: D, where datasets' query points are packed bits (uint8
+            [N, ceil(D / 8)]: a make-on-demand campaign's fingerprints,
+            :meth:`~trieste_scalable.spaces.featurised.FeatureRows.of`), kept so (class
+            docstring); ``None``: dense query points.
         :param options: The fitting and prediction options of :class:`~.ReplicatedGPBase`
             (``fit_hyperparameters``, ``fit_schedule``, ``exact_fit_limit``, ``chunk_size``, ...).
         """
         super().__init__(kernel, noise_variance, **options)
+        if packed_width is not None and not (isinstance(packed_width, int) and packed_width > 0):
+            raise ValueError(f"packed_width must be a positive integer, got {packed_width!r}")
+        self._packed_width = packed_width
         self._policy = dictionary if dictionary is not None else RidgeLeverageSampler(2.0)
         self._jitter = jitter
         self._dictionary_index = np.zeros([0], dtype=np.int64)
@@ -93,7 +110,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         """The current dictionary (inducing inputs) [m, D]."""
         if self._data is None:
             return tf.zeros([0, 0], dtype=self._dtype)
-        return tf.constant(self._data.inputs[self._dictionary_index])
+        return self._inputs_at(self._data, self._dictionary_index)
 
     @property
     def effective_dimension(self) -> float:
@@ -130,9 +147,12 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         (BBKB Algorithm 1, lines 11-15, counting that batch first, so points first picked in it
         can enter the dictionary), then refactorise."""
         start = time.perf_counter()
-        x = data.input_tensor
-        if self._posterior is None:  # the prior's (eq. 3 with an empty dictionary)
-            batch_start = (self._kernel(x, full_cov=False) / self._noise).numpy()
+        x = self._rows(data)
+        if not self._policy.reads_variances:
+            batch_start = np.zeros(data.counts.size)
+        elif self._posterior is None:  # the prior's (eq. 3 with an empty dictionary)
+            diagonal = chunked_map(lambda c: self._kernel(c, full_cov=False), x, self._chunk_size)
+            batch_start = (diagonal[0] / self._noise).numpy()
         else:
             batch_start = self._marginals(self._posterior, x)[1].numpy()
         index = np.sort(self._policy.choose(x, data.counts, batch_start, self.compiled))
@@ -195,7 +215,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
     def prior_variance(self) -> float:
         """:math:`\\kappa^2`: the kernel's mean prior variance :math:`k(x, x)` over the
         evaluated inputs (the kernel variance of a stationary kernel)."""
-        x = self._require_data().input_tensor
+        x = self._rows(self._require_data())
         diagonal = chunked_map(lambda c: (self._kernel(c, full_cov=False),), x, self._chunk_size)
         return float(tf.reduce_mean(diagonal[0]))
 
@@ -210,24 +230,53 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         return dtc.with_regulariser(
             self.compiled,
             post,
-            data.input_tensor,
+            self._rows(data),
             tf.constant(data.counts),
             tf.constant(data.sums),
             tf.constant(regulariser, self._dtype),
+            self._chunk_size,
         )
 
     def _factorise(self, data: ReplicatedData, index: np.ndarray) -> tuple[dtc.DTCPosterior, float]:
         return dtc.build_posterior(
             self.compiled,
-            tf.constant(data.inputs[index]),
+            self._inputs_at(data, index),
             capacity=max(index.size, 1),
-            unique_inputs=data.input_tensor,
+            unique_inputs=self._rows(data),
             counts=tf.constant(data.counts),
             sums=tf.constant(data.sums),
             noise=tf.convert_to_tensor(self._noise),
             mean=self._prior_mean(),
             jitter=self._jitter,
+            chunk_size=self._chunk_size,
         )
+
+    def _rows(self, data: ReplicatedData) -> Rows:
+        """The unique inputs [n, D] as the numerics read them: packed rows (unpacked a chunk at
+        a time) where the datasets' query points are packed bits."""
+        if self._packed_width is None:
+            return data.input_tensor
+        return PackedRows(data.input_tensor, self._packed_width, self._dtype)
+
+    def _inputs_at(self, data: ReplicatedData, index: np.ndarray) -> tf.Tensor:
+        """The unique inputs at ``index`` [K], dense [K, D] (the dictionary's)."""
+        return take_rows(self._rows(data), tf.constant(index, tf.int64))
+
+    def _dense_data(self, data: ReplicatedData) -> ReplicatedData:
+        """``data`` with its inputs unpacked, for a fit (which reads them whole).
+
+        :raise MemoryError: If that takes more than a GiB (fit fewer evaluations, or set
+            ``fit_hyperparameters=False`` past them).
+        """
+        if self._packed_width is None:
+            return data
+        return replace(data, inputs=self._rows(data).dense().numpy(), source=None)
+
+    def _data_tensors(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]:
+        inputs, *rest = super()._data_tensors()
+        if self._packed_width is not None:
+            inputs = self._dense_data(self._require_data()).input_tensor
+        return (inputs, *rest)  # type: ignore[return-value]
 
     def _marginals(self, post: dtc.DTCPosterior, x: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         mean, var = chunked_map(
@@ -238,7 +287,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
     def _evidence_jitter(self) -> float:
         """Absolute jitter on :math:`K_S` in the bound: the relative one the factorisation
         needed (at least 1e-8) times the dictionary's mean prior variance."""
-        dictionary = tf.constant(self._require_data().inputs[self._dictionary_index])
+        dictionary = self._inputs_at(self._require_data(), self._dictionary_index)
         scale = float(np.mean(self._kernel(dictionary, full_cov=False)))
         return max(self._used_jitter, 1e-8) * scale
 

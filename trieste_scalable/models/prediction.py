@@ -7,7 +7,7 @@ GPflow's ``predict_f``)."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Optional
 
 import gpflow
 import tensorflow as tf
@@ -21,6 +21,7 @@ from trieste.models.interfaces import (
     SupportsPredictY,
 )
 
+from ..numerics.bits import unpack_bits
 from ..numerics.linalg import cholesky_with_jitter, chunked_map, jittered_cholesky
 
 
@@ -36,6 +37,7 @@ class LatentPredictions(
 
     _dtype: tf.DType
     _chunk_size: int
+    _packed_width: Optional[int]
 
     # ----------------------------------------------------------------- template methods
     @abstractmethod
@@ -139,11 +141,21 @@ class LatentPredictions(
     def _check_points(self, query_points: tf.Tensor) -> tf.Tensor:
         input_dim = self._input_dim()
         x = tf.convert_to_tensor(query_points)
+        if self._packed_width is not None and x.dtype == tf.uint8:
+            x = self._unpacked(x, self._packed_width)
         if x.dtype != self._dtype:
             raise TypeError(f"query_points must have dtype {self._dtype.name}, got {x.dtype}")
         if x.shape[-1] != input_dim:
             raise ValueError(f"query_points must have {input_dim} columns, got {x.shape[-1]}")
         return x
+
+    def _unpacked(self, x: tf.Tensor, width: int) -> tf.Tensor:
+        """Packed query points [..., ceil(width / 8)] (uint8, as the model's datasets hold them:
+        e.g. a Trieste rule predicting at the evaluated points) as rows [..., width]."""
+        if x.shape[-1] != -(-width // 8):
+            raise ValueError(f"packed query points must have {-(-width // 8)} bytes a row")
+        rows = unpack_bits(tf.reshape(x, [-1, x.shape[-1]]), width, self._dtype)
+        return tf.reshape(rows, tf.concat([tf.shape(x)[:-1], [width]], axis=0))
 
     def _flatten(self, query_points: tf.Tensor) -> tf.Tensor:
         x = self._check_points(query_points)

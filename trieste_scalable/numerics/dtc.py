@@ -23,9 +23,10 @@ from typing import Optional
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from .bits import PackedRows, Rows
 from .compile import Compiled, compiler, sets_spec, specs
 from .dtc_posterior import DTCPosterior
-from .embedding import Kernel, embed, factor_data, per_set, prepares_rows, rows_of
+from .embedding import Kernel, data_terms, embed, factor_data, per_set, prepares_rows, rows_of
 from .evidence import CompiledEvidence
 from .hallucination import (
     HallucinatedPoints,
@@ -37,7 +38,8 @@ from .hallucination import (
     row_features_prepared,
 )
 from .linalg import cholesky_rank_one_update, jittered_cholesky, pad_rows, solve_lower
-from .pivoted_cholesky import pivot_block
+from .pivoted_cholesky import add_pivots, draw_pivots, pivot_block
+from .sizes import CHUNK_SIZE
 
 
 @check_shapes("x: [N, D]", "return[0]: [N]", "return[1]: [N]")
@@ -89,18 +91,20 @@ def build_posterior(
     ops: CompiledDTC,
     dictionary: tf.Tensor,
     capacity: int,
-    unique_inputs: tf.Tensor,
+    unique_inputs: Rows,
     counts: tf.Tensor,
     sums: tf.Tensor,
     noise: tf.Tensor,
     mean: tf.Tensor,
     jitter: float,
+    chunk_size: int = CHUNK_SIZE,
 ) -> tuple[DTCPosterior, float]:
     """Factorise :math:`K_S` and :math:`V` for a dictionary and replicated data (eager).
 
     :param dictionary: Real dictionary rows [m, D], ``m <= capacity``.
     :param capacity: Padded size M.
-    :param unique_inputs: Unique evaluated inputs [n, D].
+    :param unique_inputs: Unique evaluated inputs [n, D]; packed rows are embedded
+        ``chunk_size`` at a time (:func:`data_factor`).
     :param counts: Evaluations of each unique input [n].
     :param sums: Sum of the observations at each unique input [n].
     :param noise: :math:`\\lambda` [].
@@ -112,13 +116,15 @@ def build_posterior(
     inducing = pad_rows(dictionary, capacity)
     mask = pad_rows(tf.ones([size], dtype=dictionary.dtype), capacity)
     chol_kss, used_jitter = jittered_cholesky(ops.masked_gram(inducing, mask), jitter)
-    factor = ops.factor_data(unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean)
+    chol_v, weights = data_factor(
+        ops, unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean, chunk_size
+    )
     posterior = DTCPosterior(
         inducing,
         mask,
         chol_kss,
-        chol_v=factor.chol_v,
-        weights=factor.weights,
+        chol_v=chol_v,
+        weights=weights,
         noise=noise,
         mean=mean,
     )
@@ -128,20 +134,63 @@ def build_posterior(
 def with_regulariser(
     ops: CompiledDTC,
     posterior: DTCPosterior,
-    unique_inputs: tf.Tensor,
+    unique_inputs: Rows,
     counts: tf.Tensor,
     sums: tf.Tensor,
     regulariser: tf.Tensor,
+    chunk_size: int = CHUNK_SIZE,
 ) -> DTCPosterior:
     """The papers' estimator with :math:`\\lambda` = ``regulariser`` over the same dictionary
     (eqs. 1-3: :math:`V = Z^T N Z + \\lambda I`, :math:`w` and the variances' scale), reusing
     ``posterior``'s factor of :math:`K_S`; the data as in :func:`build_posterior`. With
     ``regulariser`` equal to ``posterior.noise`` it is ``posterior`` again (eager)."""
     p = posterior
-    factor = ops.factor_data(
-        unique_inputs, counts, sums, p.inducing, p.mask, p.chol_kss, regulariser, p.mean
+    chol_v, weights = data_factor(
+        ops,
+        unique_inputs,
+        counts,
+        sums,
+        p.inducing,
+        p.mask,
+        p.chol_kss,
+        regulariser,
+        p.mean,
+        chunk_size,
     )
-    return p._replace(chol_v=factor.chol_v, weights=factor.weights, noise=regulariser)
+    return p._replace(chol_v=chol_v, weights=weights, noise=regulariser)
+
+
+def data_factor(
+    ops: CompiledDTC,
+    unique_inputs: Rows,
+    counts: tf.Tensor,
+    sums: tf.Tensor,
+    inducing: tf.Tensor,
+    mask: tf.Tensor,
+    chol_kss: tf.Tensor,
+    noise: tf.Tensor,
+    mean: tf.Tensor,
+    chunk_size: int,
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The Cholesky factor of :math:`V` [M, M] and :math:`w = V^{-1} b` [M] (eager): from all
+    the inputs' embedding at once for a dense tensor; for packed rows, from
+    :func:`~.embedding.data_terms` summed over chunks of ``chunk_size`` rows, so memory holds
+    one chunk's unpacked rows and embedding (at 100,000 evaluations and M = 1,000 the whole
+    embedding alone is 800 MB)."""
+    if not isinstance(unique_inputs, PackedRows):
+        factor = ops.factor_data(unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean)
+        return factor.chol_v, factor.weights
+    residuals = sums - counts * mean
+    size = tf.shape(inducing)[0]
+    gram, projected = tf.zeros([size, size], inducing.dtype), tf.zeros([size], inducing.dtype)
+    for start in range(0, len(unique_inputs), chunk_size):
+        part = slice(start, start + chunk_size)
+        terms = ops.data_terms(
+            unique_inputs[part], counts[part], residuals[part], inducing, mask, chol_kss
+        )
+        gram, projected = gram + terms[0], projected + terms[1]
+    chol_v = tf.linalg.cholesky(gram + noise * tf.eye(size, dtype=gram.dtype))
+    return chol_v, tf.linalg.cholesky_solve(chol_v, projected[:, None])[:, 0]
 
 
 def condition(
@@ -259,6 +308,7 @@ class CompiledDTC(CompiledEvidence):
         self.factor_data = compile_(
             factor_data, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
         )
+        self.data_terms = compile_(data_terms, matrix, vector, vector, matrix, vector, matrix)
         self.condition = compile_(condition, posterior, matrix, vector)
         self.condition_extending = compile_(
             partial(condition, extend=True), posterior, matrix, vector
@@ -286,3 +336,8 @@ class CompiledDTC(CompiledEvidence):
         self.fold = Compiled(fold, [posterior, points])
         count, seed = tf.TensorSpec([], tf.int32), tf.TensorSpec([2], tf.int32)
         self.pivot_block = compile_(pivot_block, matrix, matrix, vector, count, count, seed)
+        self.kernel_columns = compile_(lambda kernel, x, x2: kernel(x, x2), matrix, matrix)
+        self.draw_pivots = Compiled(draw_pivots, [vector, count, seed])
+        self.add_pivots = Compiled(
+            add_pivots, [matrix, matrix, vector, count, tf.TensorSpec([None], tf.int32)]
+        )

@@ -46,7 +46,8 @@ def pivot_block(
     size: tf.Tensor,
     seed: tf.Tensor,
 ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """Draw ``size`` more pivots and fill rows ``start .. start + size`` of ``rows``.
+    """Draw ``size`` more pivots and fill rows ``start .. start + size`` of ``rows``
+    (:func:`draw_pivots`, then :func:`add_pivots` with the pivots' kernel columns).
 
     :param points: The points to choose among [n, D].
     :param rows: :math:`F`, filled up to ``start`` (zeros after) [m, n].
@@ -56,6 +57,16 @@ def pivot_block(
     :param seed: The draw's stateless seed [2].
     :return: The updated rows and residual, and the new pivots' indices [size].
     """
+    picked = draw_pivots(residual, size, seed)
+    columns = kernel(points, tf.gather(points, picked))  # [n, b]
+    rows, residual = add_pivots(columns, rows, residual, start, picked)
+    return rows, residual, picked
+
+
+@check_shapes("residual: [n]", "seed: [2]", "return: [b]")
+def draw_pivots(residual: tf.Tensor, size: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+    """``size`` new pivots [size], drawn without replacement with probabilities proportional
+    to ``residual`` (Gumbel top-k; :data:`PICKED` points are never drawn)."""
     gumbel = -tf.math.log(-tf.math.log(tf.random.stateless_uniform(tf.shape(residual), seed)))
     tiny = tf.constant(1e-300, residual.dtype)
     scores = tf.where(
@@ -63,8 +74,24 @@ def pivot_block(
         tf.constant(-float("inf"), residual.dtype),
         tf.math.log(tf.maximum(residual, tiny)) + tf.cast(gumbel, residual.dtype),
     )
-    picked = tf.math.top_k(scores, size).indices  # [b]
-    columns = kernel(points, tf.gather(points, picked))  # [n, b]
+    return tf.math.top_k(scores, size).indices
+
+
+@check_shapes(
+    "columns: [n, b]",
+    "rows: [m, n]",
+    "residual: [n]",
+    "picked: [b]",
+    "return[0]: [m, n]",
+    "return[1]: [n]",
+)
+def add_pivots(
+    columns: tf.Tensor, rows: tf.Tensor, residual: tf.Tensor, start: tf.Tensor, picked: tf.Tensor
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The rows and residual (as :func:`pivot_block` returns them) after the pivots ``picked``,
+    given their kernel columns :math:`K_{XB}` [n, b] (which a caller may compute a chunk of
+    points at a time)."""
+    size = tf.shape(picked)[0]
     explained = tf.matmul(rows, tf.gather(rows, picked, axis=1), transpose_a=True)  # [n, b]
     block = columns - explained
     covariance = tf.gather(block, picked)  # [b, b]
@@ -80,4 +107,4 @@ def pivot_block(
     residual = tf.tensor_scatter_nd_update(
         residual, picked[:, None], tf.fill([size], tf.constant(PICKED, residual.dtype))
     )
-    return rows, residual, picked
+    return rows, residual

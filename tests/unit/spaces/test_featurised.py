@@ -113,3 +113,24 @@ class _NoKernel(TrainableProbabilisticModel):
     """A trainable model without a kernel or noise to give (nothing else is called)."""
 
     predict = sample = update = optimize = log = None  # type: ignore[assignment]
+
+
+def test_packed_rows_keep_the_evaluated_bits_packed_and_give_query_points_dense() -> None:
+    def threshold(points: np.ndarray) -> np.ndarray:  # [N, 2] -> 11 bits, packed
+        x = np.asarray(points, dtype=np.float64)
+        bits = (x[:, :1] * np.arange(1, 12) % 1.0 > 0.5).astype(np.uint8)
+        return np.packbits(bits, axis=1)
+
+    dense = FeatureRows(lambda p: np.unpackbits(threshold(p), axis=1)[:, :11], 11)
+    packed = FeatureRows(threshold, 11, packed=True)
+    data = _data(9)
+    told = packed.dataset(Dataset(data.query_points[:5], data.observations[:5]))
+    told = packed.dataset(data)  # grown: the new rows appended, packed
+    assert told.query_points.dtype == tf.uint8 and told.query_points.shape == (9, 2)
+    unpacked = np.unpackbits(told.query_points.numpy(), axis=1)[:, :11]
+    np.testing.assert_array_equal(unpacked, dense.dataset(data).query_points.numpy())
+    query = tf.constant(data.query_points.numpy()[:3])
+    np.testing.assert_array_equal(packed(query).numpy(), dense(query).numpy())
+    assert packed.dataset(
+        Dataset(data.query_points[:0], data.observations[:0])
+    ).query_points.shape == (0, 2)

@@ -58,6 +58,7 @@ class BuildOptions:
     fixed_batches: bool = False
     dictionary_size: Optional[int] = None
     outcome_transform: str = "none"
+    packed_width: Optional[int] = None
 
     @property
     def the_kernel(self) -> gpflow.kernels.Kernel:
@@ -152,8 +153,12 @@ def build(algorithm: str, data: Dataset, **options: Any) -> tuple[Any, Acquisiti
         while there are no more, then a Nyström GP over a dictionary of this size drawn by
         pivoted Cholesky (:class:`~trieste_scalable.models.PivotedCholeskyDictionary`); default
         none (always exact).
+    :param packed_width: The data's query points are packed bits of this many columns
+        (:class:`~trieste_scalable.spaces.featurised.FeatureRows` with ``packed``), which the
+        model keeps so; only for the algorithms whose entry ``reads_packed_inputs``.
     :raise ValueError: On an unknown algorithm, ``remote_scoring`` for a rule not scored on
-        actors, or ``fixed_batches`` for a rule whose epochs are its batches.
+        actors, ``fixed_batches`` for a rule whose epochs are its batches, or
+        ``packed_width`` for one whose model reads dense rows.
     """
     entry = entry_of(algorithm)
     settings = BuildOptions(**options)
@@ -161,6 +166,8 @@ def build(algorithm: str, data: Dataset, **options: Any) -> tuple[Any, Acquisiti
         raise ValueError(f"{algorithm} cannot follow fixed batches: its epochs set its batches")
     if settings.remote_scoring is not None and not entry.scored_on_actors:
         raise ValueError(f"{algorithm} scores no library elsewhere: it takes no remote_scoring")
+    if settings.packed_width is not None and not entry.reads_packed_inputs:
+        raise ValueError(f"{algorithm}'s model reads dense rows: it takes no packed_width")
     return BUILDERS[entry.family](entry, data, settings)
 
 
@@ -247,6 +254,7 @@ def _hallucinated(
         options.noise_variance,
         data,
         dictionary=dictionary,
+        packed_width=options.packed_width,
         **options.ucb_fit(),
     )
     return model, options.shared(rule)

@@ -68,6 +68,12 @@ class Algorithm:
     evaluates_once: bool = False
 
     @property
+    def reads_packed_inputs(self) -> bool:
+        """Its model keeps evaluated fingerprints as packed bits (``packed_width``: the Nyström
+        GP of its family)."""
+        return self.family == "hallucinated"
+
+    @property
     def hallucinated_batches(self) -> bool:
         """It grows batches by hallucinated variances (its family), so the papers' regulariser
         (``--regulariser``) is its."""

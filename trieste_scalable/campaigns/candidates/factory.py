@@ -14,6 +14,7 @@ from trieste.data import Dataset
 
 from ...errors import UsageError
 from ...problems.campaign_problem import MoleculeProblem
+from ..algorithms.registry import algorithm
 from ..run.runner import Build
 from ..spec.library import LibrarySpec
 from .library_models import library_models
@@ -170,11 +171,12 @@ def _pool_models(spec: LibrarySpec, space: Any, similar: Optional[Any] = None) -
     from ...spaces.featurised import FeatureRows, FeaturisedModel
     from ...spaces.pool_rule import MakeOnDemandPoolRule
 
-    fingerprints = library_models(spec)
+    packed = algorithm(spec.rule).reads_packed_inputs  # evaluated rows as packed bits
+    fingerprints = library_models(spec, packed_width=space.width if packed else None)
 
     def models(data: Dataset, remaining: int) -> tuple[Any, Any]:
         # the inner model is built from the rows the wrapper keeps: one copy, shared
-        rows = FeatureRows.of(space)
+        rows = FeatureRows.of(space, packed)
         inner, rule = fingerprints(rows.dataset(data), remaining)
         options = spec.pool_options() | {"flat_pool": spec.batch_cap()}
         options |= {} if similar is None else {"similar": similar}

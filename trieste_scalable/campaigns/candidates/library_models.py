@@ -16,12 +16,19 @@ from ..run.runner import Build
 from ..spec.library import LibrarySpec
 
 
-def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] = None) -> Build:
+def library_models(
+    spec: LibrarySpec,
+    noise: float = 0.0,
+    remote: Optional[Any] = None,
+    packed_width: Optional[int] = None,
+) -> Build:
     """Maps the data so far and the evaluations left to the (model, rule) of ``spec``
     (resolved).
 
     :param noise: The observations' noise standard deviation (``screen --noise``).
     :param remote: Scores a library store's shards elsewhere (``screen --scoring-actors``).
+    :param packed_width: The data's query points are packed fingerprints of this many bits
+        (a make-on-demand space's, for a rule whose model reads them so).
     """
     from ...kernels import Tanimoto
     from ..algorithms.builders import build
@@ -49,6 +56,7 @@ def library_models(spec: LibrarySpec, noise: float = 0.0, remote: Optional[Any] 
             fixed_batches=spec.batch_policy == "fixed",
             dictionary_size=spec.dictionary_size,
             outcome_transform=spec.transform,
+            packed_width=packed_width,
         )
 
     return models
