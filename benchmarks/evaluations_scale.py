@@ -1,17 +1,21 @@
-"""Seconds an ask of a make-on-demand campaign takes at 10,000 and more evaluations, with products
-made as before issue 81 (one core, each product's canonical SMILES read back to fingerprint it)
-and as now (on every core, fingerprinted as made: ``trieste_scalable.spaces.product_workers``),
-side by side in one run; and whether the two give the same fingerprints.
+"""Memory and seconds a batch of a make-on-demand campaign at 10,000 to 100,000 evaluations, with
+the package as it was before issue 81 (``--before``, a commit: its package and benchmarks, taken
+with ``git archive``) and as it is now, side by side in one run; and whether the two ways of
+fingerprinting products give the same fingerprints.
 
 Each configuration runs in a process of its own (so each peak memory is its own): ``N`` random
 distinct products of Walters' quinazoline space over his full reagent lists (2.19 x 10^10),
 scored by QED, told to ours (the pool rule around GP-BUCB with screen's settings for a
-make-on-demand space: ``make_on_demand.pool_optimizer``), then ``--asks`` batches of 100, each
-scored and told. Printed: the median seconds an ask and the process's peak memory. The first
-ask of each is left out of the median: it starts the worker processes and compiles.
+make-on-demand space: ``make_on_demand.pool_optimizer`` of that version), then ``--asks``
+batches of 100, each asked, scored and told. Printed: the median seconds of an ask and of a
+tell, the process's peak memory (a process past ``--memory-limit`` GB stops, reported so), and
+the mean QED of the products the batches picked beside that of the N random ones (``picked``,
+``random``): with ``--dictionaries``, for the package now with dictionaries of other sizes too
+(issue 81's question whether 1,000 points still find what a larger dictionary would at scale).
+The first batch is left out of the medians: it starts the worker processes and compiles.
 
-    python benchmarks/evaluations_scale.py --evaluations 10000 30000
-    python benchmarks/evaluations_scale.py --same-fingerprints 100000   # the check alone
+    python benchmarks/evaluations_scale.py --evaluations 10000 30000 100000
+    python benchmarks/evaluations_scale.py --same-fingerprints 100000 --evaluations   # the check
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from pathlib import Path
 from typing import Any, Optional
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -71,11 +78,15 @@ def library(way: str, space: str = "quinazoline") -> ReactionLibrary:
     return ReactionLibrary(make_on_demand.SPACES[space][0], reagents)
 
 
-def one(way: str, evaluations: int, asks: int, seed: int) -> dict[str, Any]:
-    """One configuration (module docstring), in this process."""
-    made = library(way)
+def one(
+    evaluations: int, asks: int, seed: int, memory_limit: float, dictionary: int = INDUCING
+) -> dict[str, Any]:
+    """One configuration (module docstring), in this process, with the package it imports; the
+    model's dictionary of ``dictionary`` points."""
+    made = library("now")
     space = MakeOnDemandSpace(made, SETTINGS)
     score = make_on_demand.objective_of("qed", "")
+    _watch_memory(memory_limit)
 
     def observe(points: Any) -> Dataset:
         smiles = made.products(np.rint(np.asarray(points)).astype(np.int64))
@@ -83,19 +94,80 @@ def one(way: str, evaluations: int, asks: int, seed: int) -> dict[str, Any]:
 
     started = time.perf_counter()
     data = observe(space.sample(evaluations, seed=seed))
-    ask_tell = make_on_demand.pool_optimizer(space, data, seed, INDUCING)
+    if hasattr(make_on_demand, "pool_optimizer"):
+        ask_tell = make_on_demand.pool_optimizer(space, data, seed, dictionary)
+    else:  # the package before issue 81, whose benchmark built the same inline
+        ask_tell = _optimizer_before(space, data, seed)
     setup = time.perf_counter() - started
-    seconds = []
+    ask, tell, picked = [], [], []
     for _ in range(asks):
         started = time.perf_counter()
         batch = ask_tell.ask()
-        seconds.append(time.perf_counter() - started)
-        ask_tell.tell(observe(batch))
+        ask.append(time.perf_counter() - started)
+        told = observe(batch)
+        picked.extend((-told.observations.numpy()[:, 0]).tolist())
+        started = time.perf_counter()
+        ask_tell.tell(told)
+        tell.append(time.perf_counter() - started)
     return {
-        "seconds": seconds,
+        "ask": ask,
+        "tell": tell,
         "setup": setup,
-        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "peak_gb": _peak_gb(),
+        "picked": float(np.mean(picked)),
+        "random": float(np.mean(-data.observations.numpy())),
     }
+
+
+def _optimizer_before(space: Any, data: Dataset, seed: int) -> Any:
+    """``make_on_demand.pool_optimizer`` with the package before issue 81 (as its
+    ``pool_campaign`` built it: the model's rows float64)."""
+    from trieste.ask_tell_optimization import AskTellOptimizer
+
+    from trieste_scalable.acquisition import ConfidenceWidth
+    from trieste_scalable.campaigns.algorithms.builders import build
+    from trieste_scalable.campaigns.candidates.library_models import screening_regulariser
+    from trieste_scalable.kernels import Tanimoto
+    from trieste_scalable.spaces.featurised import FeatureRows, FeaturisedModel
+    from trieste_scalable.spaces.pool_rule import MakeOnDemandPoolRule
+
+    scale = float(np.var(data.observations.numpy())) or 1.0
+    rows = FeatureRows.of(space)
+    inner, rule = build(
+        "gp-bucb",
+        rows.dataset(data),
+        kernel=Tanimoto(variance=scale, binary_inputs=True),
+        noise_variance=screening_regulariser("gp-bucb", scale),
+        width=ConfidenceWidth("constant", beta=2.0),
+        batch_size=make_on_demand.BATCH,
+        max_batch_size=make_on_demand.BATCH,
+        fixed_batches=True,
+        fit_hyperparameters=False,
+        screening=True,
+        seed=seed,
+        dictionary_size=INDUCING,
+    )
+    pool_rule = MakeOnDemandPoolRule(rule, seed=seed, flat_pool=make_on_demand.BATCH)
+    return AskTellOptimizer(space, data, FeaturisedModel(inner, rows), pool_rule)
+
+
+def _peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def _watch_memory(limit_gb: float) -> None:
+    """Ends this process (printing why) once its resident memory passes ``limit_gb``."""
+
+    def watch() -> None:
+        while True:
+            with open("/proc/self/statm") as statm:
+                resident = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**30
+            if resident > limit_gb:
+                print(json.dumps({"over_gb": limit_gb}), flush=True)
+                os._exit(3)
+            time.sleep(0.05)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def same_fingerprints(num: int, seed: int = 0) -> None:
@@ -111,41 +183,101 @@ def same_fingerprints(num: int, seed: int = 0) -> None:
     )
 
 
+def run(
+    way: str,
+    evaluations: int,
+    options: argparse.Namespace,
+    before: Path,
+    dictionary: int = INDUCING,
+) -> Optional[dict]:
+    """One configuration in a process of its own: ``way`` ``before`` runs this script's copy
+    beside the benchmarks of ``before`` (an extracted tree), with that tree's package; ``now``
+    with a dictionary of ``dictionary`` points."""
+    script = (
+        Path(__file__).resolve() if way == "now" else before / "benchmarks" / Path(__file__).name
+    )
+    environment = dict(os.environ)
+    if way == "before":
+        script.write_text(Path(__file__).read_text())
+        environment["PYTHONPATH"] = str(before)
+    command = [sys.executable, str(script), "--one", str(evaluations), "--asks", str(options.asks)]
+    command += ["--seed", str(options.seed), "--memory-limit", str(options.memory_limit)]
+    command += ["--dictionary", str(dictionary)]
+    label = way if dictionary == INDUCING else f"{way} m={dictionary}"
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=environment, cwd=script.parent
+    )
+    lines = done.stdout.strip().splitlines()
+    result = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else None
+    if result is None or "over_gb" in result:
+        why = f"over {options.memory_limit:g} GB" if result else done.stderr.strip()[-300:]
+        print(f"{evaluations:7d}  {label:10s}  stopped: {why}", flush=True)
+        return None
+    asks, tells = result["ask"][1:], result["tell"][1:]
+    each = ", ".join(f"{a:.1f}+{t:.1f}" for a, t in zip(result["ask"], result["tell"]))
+    print(
+        f"{evaluations:7d}  {label:10s}  {np.median(asks):7.2f}  {np.median(tells):7.2f}  "
+        f"{result['setup']:7.0f}  {result['peak_gb']:7.2f}  {result['picked']:6.3f}  "
+        f"{result['random']:6.3f}  {each}",
+        flush=True,
+    )
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--evaluations", type=int, nargs="*", default=[10_000])
     parser.add_argument("--asks", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--same-fingerprints", type=int, default=20_000, metavar="N")
-    parser.add_argument("--one", nargs=2, metavar=("WAY", "EVALUATIONS"), help=argparse.SUPPRESS)
+    parser.add_argument("--before", default="7a977b0", help="the commit before issue 81")
+    parser.add_argument("--memory-limit", type=float, default=18.0, metavar="GB")
+    parser.add_argument(
+        "--dictionaries", type=int, nargs="*", default=[], help="more dictionary sizes, now only"
+    )
+    parser.add_argument("--dictionary", type=int, default=INDUCING, help=argparse.SUPPRESS)
+    parser.add_argument("--one", type=int, metavar="EVALUATIONS", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.one:
-        result = one(options.one[0], int(options.one[1]), options.asks, options.seed)
+        result = one(
+            options.one, options.asks, options.seed, options.memory_limit, options.dictionary
+        )
         print(json.dumps(result))
         return
-    same_fingerprints(options.same_fingerprints, options.seed)
-    print(f"cores: {os.cpu_count()}; asks of 100 after N random products (QED), the first left out")
-    print(f"{'N':>7s}  {'way':6s}  {'s an ask (median)':>17s}  {'each':28s}  {'peak GB':>7s}")
-    for evaluations in options.evaluations:
-        medians: dict[str, Optional[float]] = {}
-        for way in WAYS:
-            command = [sys.executable, __file__, "--one", way, str(evaluations)]
-            command += ["--asks", str(options.asks), "--seed", str(options.seed)]
-            done = subprocess.run(command, capture_output=True, text=True)
-            if done.returncode:
-                print(f"{evaluations:7d}  {way:6s}  failed: {done.stderr.strip().splitlines()[-1]}")
-                medians[way] = None
-                continue
-            result = json.loads(done.stdout.strip().splitlines()[-1])
-            medians[way] = float(np.median(result["seconds"][1:]))
-            each = ", ".join(f"{s:.1f}" for s in result["seconds"])
-            print(
-                f"{evaluations:7d}  {way:6s}  {medians[way]:17.2f}  {each:28s}  "
-                f"{result['peak_gb']:7.2f}",
-                flush=True,
-            )
-        if medians["before"] and medians["now"]:
-            print(f"{evaluations:7d}  ratio now / before: {medians['now'] / medians['before']:.2f}")
+    if options.same_fingerprints:
+        same_fingerprints(options.same_fingerprints, options.seed)
+    if not options.evaluations:
+        return
+    print(
+        f"cores: {os.cpu_count()}; batches of 100 after N random products (QED), the first left out"
+    )
+    heads = ("ask s", "tell s", "setup s", "peak GB")
+    print(
+        f"{'N':>7s}  {'way':10s}  " + "  ".join(f"{h:>7s}" for h in heads)
+        + "  picked  random  each ask+tell"
+    )  # fmt: skip
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as before:
+        archive = subprocess.run(
+            ["git", "archive", options.before, "trieste_scalable", "benchmarks"],
+            cwd=root, capture_output=True, check=True,
+        )  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", before], input=archive.stdout, check=True)
+        for evaluations in options.evaluations:
+            ways = {way: run(way, evaluations, options, Path(before)) for way in WAYS}
+            if ways["before"] and ways["now"]:
+                ratios = [
+                    np.median(ways["now"][key][1:]) / np.median(ways["before"][key][1:])
+                    for key in ("ask", "tell")
+                ]
+                peak = ways["now"]["peak_gb"] / ways["before"]["peak_gb"]
+                print(
+                    f"{evaluations:7d}  now / before: ask {ratios[0]:.2f}, tell {ratios[1]:.2f}, "
+                    f"peak memory {peak:.2f}",
+                    flush=True,
+                )
+            for size in options.dictionaries:
+                run("now", evaluations, options, Path(before), size)
 
 
 if __name__ == "__main__":

@@ -179,8 +179,14 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
 
     So the posterior over n evaluations costs what an exact GP over ``size`` points does, and the
     rules that read it (GP-BUCB's hallucinated batches) cost in proportion to ``size`` a
-    candidate, whatever n; the data all enter through the DTC projection (eqs. 1-2). The draws
-    are seeded by ``seed`` and n, so a rerun, or a resumed campaign, draws the same dictionaries.
+    candidate, whatever n; the data all enter through the DTC projection (eqs. 1-2).
+
+    Past ``size`` inputs, the pivots are drawn among the first :meth:`drawn_among` of them, a
+    number that grows by ``growth`` (1,000, 1,250, 1,562, ... at ``size`` 1,000), seeded by it:
+    a model whose data grew by appending keeps its dictionary until that number changes
+    (:meth:`~trieste_scalable.models.NystromGPR.update` then skips the draw, most of an update's
+    cost at 10,000 evaluations), and a rerun, or a resumed campaign, draws the same dictionaries.
+    The inputs evaluated since the last draw enter through the projection only, until the next.
 
     Over packed inputs (:class:`~trieste_scalable.numerics.bits.PackedRows`, a campaign's
     fingerprints), the kernel columns are computed a chunk of inputs at a time, and the pivots
@@ -194,16 +200,31 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
     :param block: Pivots a block.
     :param seed: Seed of the draws.
     :param candidates: Over packed inputs, the inputs the pivots are drawn among, per pivot.
+    :param growth: The factor by which the inputs drawn among grow between draws (> 1).
     """
 
     reads_variances = False
 
-    def __init__(self, size: int, block: int = 100, seed: int = 0, candidates: int = 16):
+    def __init__(
+        self, size: int, block: int = 100, seed: int = 0, candidates: int = 16, growth: float = 1.25
+    ):
         checked = (("dictionary size", size), ("block", block), ("candidates", candidates))
         for name, value in checked:
             if not (isinstance(value, int) and value >= 1):
                 raise ValueError(f"the {name} must be a positive integer, got {value!r}")
+        if not (np.isfinite(growth) and growth > 1):
+            raise ValueError(f"growth must be finite and > 1, got {growth!r}")
         self.size, self.block, self.seed, self.candidates = size, block, seed, candidates
+        self.growth = float(growth)
+
+    def drawn_among(self, num: int) -> int:
+        """How many of ``num`` inputs (the first) the pivots are drawn among: all while there are
+        at most ``size``, else the largest of ``size``, ``int(size * growth)``, ... (each term
+        ``int`` of the last times ``growth``) not above ``num``."""
+        among = min(num, self.size)
+        while num > self.size and max(int(among * self.growth), among + 1) <= num:
+            among = max(int(among * self.growth), among + 1)
+        return among
 
     def choose(
         self,
@@ -216,21 +237,24 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
             raise ValueError(f"{inputs.shape[0]} inputs but {counts.shape[0]} counts")
         if counts.size <= self.size:
             return np.arange(counts.size)
+        num = self.drawn_among(counts.size)
         if isinstance(inputs, PackedRows):
-            return self._choose_packed(inputs, ops)
-        points = tf.convert_to_tensor(inputs)  # a tensor given is not copied
+            return self._choose_packed(
+                PackedRows(inputs.bits[:num], inputs.width, inputs.dtype), ops
+            )
+        points = tf.convert_to_tensor(inputs)[:num]  # a tensor given is not copied
         residual = ops.kernel(points, full_cov=False)
-        rows = tf.zeros([self.size, counts.size], dtype=points.dtype)
+        rows = tf.zeros([self.size, num], dtype=points.dtype)
         picked = []
         for start in range(0, self.size, self.block):
             count = min(self.block, self.size - start)
-            seed = self._seed_of(counts.size, start)
+            seed = self._seed_of(num, start)
             rows, residual, chosen = ops.pivot_block(points, rows, residual, start, count, seed)
             picked.append(chosen.numpy())
         return np.sort(np.concatenate(picked))
 
     def _choose_packed(self, inputs: PackedRows, ops: CompiledDTC) -> np.ndarray:
-        """:meth:`choose` over packed inputs (class docstring): the same draws as over their
+        """:meth:`choose` among packed inputs (class docstring): the same draws as among their
         dense rows where there are at most ``candidates * size`` of them."""
         num = len(inputs)
         among = np.arange(num)
@@ -264,4 +288,6 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
         return num_selected == num_inputs
 
     def __repr__(self) -> str:
-        return f"PivotedCholeskyDictionary(size={self.size}, block={self.block})"
+        return (
+            f"PivotedCholeskyDictionary(size={self.size}, block={self.block}, growth={self.growth})"
+        )

@@ -96,6 +96,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         self._policy = dictionary if dictionary is not None else RidgeLeverageSampler(2.0)
         self._jitter = jitter
         self._dictionary_index = np.zeros([0], dtype=np.int64)
+        self._drawn: Optional[tuple] = None  # the key of the last draw (_draw_key)
         self._used_jitter = jitter
         self._resparsification_seconds = 0.0
         # whether the dictionary holds every input, as compiled fantasies read it (live: a
@@ -155,12 +156,28 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
             batch_start = (diagonal[0] / self._noise).numpy()
         else:
             batch_start = self._marginals(self._posterior, x)[1].numpy()
-        index = np.sort(self._policy.choose(x, data.counts, batch_start, self.compiled))
+        key = self._draw_key(data)
+        previous = self._data
+        if key is not None and key == self._drawn and previous and data.extends(previous):
+            index = self._dictionary_index  # the same draw: skipped
+        else:
+            index = np.sort(self._policy.choose(x, data.counts, batch_start, self.compiled))
         posterior, used = self._factorise(data, index)
+        self._drawn = key
         self._data, self._dictionary_index = data, index
         self._posterior, self._used_jitter = posterior, used
         self._exact_variable.assign(self._exact)
         self._resparsification_seconds = time.perf_counter() - start
+
+    def _draw_key(self, data: ReplicatedData) -> Optional[tuple]:
+        """What a policy that draws among the first of the inputs
+        (:meth:`~.PivotedCholeskyDictionary.drawn_among`) draws from: how many, and the kernel's
+        parameters; ``None`` for other policies (they draw at every update)."""
+        drawn_among = getattr(self._policy, "drawn_among", None)
+        if drawn_among is None or data.counts.size <= getattr(self._policy, "size", 0):
+            return None
+        parameters = tuple(np.asarray(p.numpy()).tobytes() for p in self._kernel.parameters)
+        return (drawn_among(data.counts.size), parameters)
 
     def _refactorise(self) -> None:
         data = self._require_data()

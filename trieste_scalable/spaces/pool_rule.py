@@ -61,6 +61,7 @@ from ..acquisition.pending import PendingState, Points, proposed, rows_seen
 from ..acquisition.pick_stream import translated_picks
 from ..acquisition.summaries import write_scalars
 from ..acquisition.wrapped_rule import WrapsRule
+from ..numerics.bits import unpack_bits
 from ..packed_space import PackedSearchSpace
 from .catalog_space import CatalogSpace
 from .coordinate_search import Score, coordinate_search
@@ -279,8 +280,9 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
 
     def _lower_bound(self, model: FeaturisedModel, packed: np.ndarray, width: int) -> np.ndarray:
         """The model's mean less ``beta`` standard deviations at packed fingerprints [K]."""
-        rows = np.unpackbits(packed, axis=1)[:, :width].astype(np.float64)
-        mean, variance = model.inner.predict(tf.constant(rows))
+        # unpacked by TensorFlow: NumPy's unpack and its copy into a tensor took 0.5 s an ask
+        rows = unpack_bits(tf.constant(packed), width, tf.float64)
+        mean, variance = model.inner.predict(rows)
         spread = np.sqrt(np.maximum(variance.numpy()[:, 0], 0.0))
         return mean.numpy()[:, 0] - self._beta * spread
 

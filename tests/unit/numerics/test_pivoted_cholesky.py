@@ -102,6 +102,7 @@ def test_its_nystrom_error_is_far_below_a_uniform_subsets() -> None:
     centres = rng.uniform(size=(12, 2)) * 10
     sizes = [200] + [5] * 11  # one big cluster, eleven small ones
     points = np.concatenate([c + 0.05 * rng.normal(size=(k, 2)) for c, k in zip(centres, sizes)])
+    points = points[rng.permutation(len(points))]  # in no order (pivots among the first 235)
     kernel = se_kernel(0.5)
     k = kernel(points).numpy() + 1e-10 * np.eye(len(points))
 
@@ -181,3 +182,43 @@ def test_gp_bucb_grows_fixed_batches_over_a_nystrom_dictionary_and_refuses_adapt
     assert batch.shape == (12, 2) and len({tuple(row) for row in batch}) == 12
     with pytest.raises(ValueError, match="fix the batches"):
         GPBUCB().acquire_single(space, model, data)(None)
+
+
+def test_the_inputs_drawn_among_grow_geometrically() -> None:
+    policy = PivotedCholeskyDictionary(1000)
+    assert [policy.drawn_among(n) for n in (10, 1000, 1249, 1250, 1561, 1562)] == [
+        10, 1000, 1000, 1250, 1250, 1562,
+    ]  # fmt: skip
+    for n in range(1000, 120_000, 997):
+        among = policy.drawn_among(n)
+        assert n / 1.25 - 1 <= among <= n
+    with pytest.raises(ValueError, match="growth"):
+        PivotedCholeskyDictionary(10, growth=1.0)
+
+
+def test_a_growing_model_keeps_its_draw_until_the_inputs_drawn_among_change() -> None:
+    """Data grown by appending within one step of the draws keep the dictionary (no draw), and
+    a model built afresh on the same data (a resumed campaign) has the same one."""
+    data = replicated_dataset(1, num_unique=40, num_repeats=1)
+    head = [Dataset(data.query_points[:n], data.observations[:n]) for n in (30, 32, 34)]
+    policy = PivotedCholeskyDictionary(10, block=5, seed=4)  # draws among 27 of 30 and 32, 33 of 34
+    draws = []
+    choose = policy.choose
+    policy.choose = lambda *args: draws.append(len(args[1])) or choose(*args)  # type: ignore
+    fixed = dict(fit_hyperparameters=False, prior_mean=0.0)  # a mean that is not the first data's
+    model = NystromGPR(se_kernel(), NOISE, head[0], dictionary=policy, **fixed)
+    dictionaries = [model.dictionary.numpy()]
+    for grown in head[1:]:
+        model.update(grown)
+        dictionaries.append(model.dictionary.numpy())
+    assert draws == [30, 34]
+    np.testing.assert_array_equal(dictionaries[0], dictionaries[1])
+    for grown, dictionary in zip(head, dictionaries):
+        fresh = NystromGPR(
+            se_kernel(), NOISE, grown, dictionary=PivotedCholeskyDictionary(10, block=5, seed=4),
+            **fixed,
+        )  # fmt: skip
+        np.testing.assert_array_equal(fresh.dictionary.numpy(), dictionary)
+        x = tf.constant(np.random.default_rng(0).uniform(size=(5, 2)))
+        if grown is head[-1]:
+            np.testing.assert_allclose(fresh.predict(x)[0], model.predict(x)[0], rtol=1e-10)
