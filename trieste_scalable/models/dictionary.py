@@ -182,11 +182,13 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
     candidate, whatever n; the data all enter through the DTC projection (eqs. 1-2).
 
     Past ``size`` inputs, the pivots are drawn among the first :meth:`drawn_among` of them, a
-    number that grows by ``growth`` (1,000, 1,250, 1,562, ... at ``size`` 1,000), seeded by it:
+    number that grows by ``growth`` (1,000, 1,050, 1,102, ... at ``size`` 1,000), seeded by it:
     a model whose data grew by appending keeps its dictionary until that number changes
     (:meth:`~trieste_scalable.models.NystromGPR.update` then skips the draw, most of an update's
-    cost at 10,000 evaluations), and a rerun, or a resumed campaign, draws the same dictionaries.
-    The inputs evaluated since the last draw enter through the projection only, until the next.
+    cost at 10,000 evaluations: batches of 100 draw every fifth batch there), and a rerun, or a
+    resumed campaign, draws the same dictionaries. The inputs evaluated since the last draw, at
+    most a twenty-first of them at the default growth, enter through the projection only, until
+    the next; batches larger than that growth draw at every update, as before.
 
     Over packed inputs (:class:`~trieste_scalable.numerics.bits.PackedRows`, a campaign's
     fingerprints), the kernel columns are computed a chunk of inputs at a time, and the pivots
@@ -206,7 +208,7 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
     reads_variances = False
 
     def __init__(
-        self, size: int, block: int = 100, seed: int = 0, candidates: int = 16, growth: float = 1.25
+        self, size: int, block: int = 100, seed: int = 0, candidates: int = 16, growth: float = 1.05
     ):
         checked = (("dictionary size", size), ("block", block), ("candidates", candidates))
         for name, value in checked:

@@ -9,8 +9,12 @@ model over m points (``gp-bucb``'s dictionary, ``ts``'s inducing points; m = n f
 - the evaluated rows, unpacked to floats for the kernel, n W 8, :data:`ROW_COPIES` times (the
   told dataset, the one a tell makes of it and the temporaries of the model's update: the model
   shares the dataset's rows where none repeats, :mod:`~trieste_scalable.models.data`);
+  *packed*, n W / 8 as many times, where the model keeps them as packed bits (a make-on-demand
+  campaign whose rule's model reads them so: ``packed_width``);
 - the model's factors, four [m, m] matrices, and [n, m] blocks: the cross-covariance with the
-  evaluations and the dictionary draw's rows, :data:`CROSS_BLOCKS` of them at once;
+  evaluations and the dictionary draw's rows, :data:`CROSS_BLOCKS` of them at once; *packed*,
+  the model reads the evaluations a chunk at a time, so the blocks are [chunk, m], and the
+  draw's rows [m, min(n, :data:`PIVOT_CANDIDATES` m)];
 - the candidates scored a chunk at a time: a chunk's rows unpacked and four [chunk, m]
   kernel intermediates;
 - TensorFlow and the interpreter, :data:`BASELINE`.
@@ -44,6 +48,10 @@ CHUNK = 2048
 """Candidates a compiled call scores: the models' ``chunk_size``
 (``trieste_scalable.models.base.CHUNK_SIZE``, not imported: the estimate loads no
 TensorFlow; ``tests`` check the two agree)."""
+PIVOT_CANDIDATES = 16
+"""The inputs a packed dictionary draw reads per pivot
+(:class:`~trieste_scalable.models.PivotedCholeskyDictionary`'s ``candidates``; ``tests`` check
+the two agree)."""
 SMALLEST_DICTIONARY = 100
 """The smallest dictionary :func:`check_memory` offers."""
 
@@ -65,17 +73,28 @@ class MemoryEstimate:
 
 
 def estimate(
-    num_candidates: int, width: int, evaluations: int, model_points: int
+    num_candidates: int, width: int, evaluations: int, model_points: int, packed: bool = False
 ) -> MemoryEstimate:
     """The parts for ``num_candidates`` rows of ``width`` bits, ``evaluations`` at the end and
-    a model over ``model_points`` (module docstring)."""
+    a model over ``model_points``, the evaluated rows ``packed`` or not (module docstring)."""
     m = min(model_points, evaluations)
+    if packed:
+        rows = ROW_COPIES * evaluations * width / 8
+        blocks = CROSS_BLOCKS * CHUNK * m + m * min(evaluations, PIVOT_CANDIDATES * m)
+    else:
+        rows, blocks = 8.0 * ROW_COPIES * evaluations * width, CROSS_BLOCKS * evaluations * m
     return MemoryEstimate(
         library=num_candidates * width / 8,
-        evaluated_rows=8.0 * ROW_COPIES * evaluations * width,
-        model=8.0 * (4 * m * m + CROSS_BLOCKS * evaluations * m),
+        evaluated_rows=rows,
+        model=8.0 * (4 * m * m + blocks),
         scoring=8.0 * CHUNK * (width + 4 * m),
     )
+
+
+def packed_rows(spec: LibrarySpec) -> bool:
+    """Whether the campaign's model keeps the evaluated fingerprints as packed bits: over a
+    make-on-demand space, for a rule whose entry ``reads_packed_inputs``."""
+    return spec.make_on_demand and algorithm(spec.rule).reads_packed_inputs
 
 
 def model_points(spec: LibrarySpec) -> int:
@@ -105,7 +124,8 @@ def check_memory(
     kind, _, size = spec.fingerprint_settings
     width = fingerprint_width(kind, size)
     points = model_points(spec)
-    found = estimate(num_candidates, width, evaluations, points)
+    packed = packed_rows(spec)
+    found = estimate(num_candidates, width, evaluations, points, packed)
     room = available_memory() if available is None else available
     if room is None or found.total <= room:
         return found
@@ -124,7 +144,7 @@ def check_memory(
         fits = [
             m
             for m in (4000, 2000, 1000, 500, 200, SMALLEST_DICTIONARY)
-            if m < points and estimate(num_candidates, width, evaluations, m).total <= room
+            if m < points and estimate(num_candidates, width, evaluations, m, packed).total <= room
         ]
         if fits:
             advice = f"--inducing {fits[0]} (a Nystrom GP over {fits[0]} of the evaluations)"
