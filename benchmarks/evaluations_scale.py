@@ -8,11 +8,16 @@ distinct products of Walters' quinazoline space over his full reagent lists (2.1
 scored by QED, told to ours (the pool rule around GP-BUCB with screen's settings for a
 make-on-demand space: ``make_on_demand.pool_optimizer`` of that version), then ``--asks``
 batches of 100, each asked, scored and told. Printed: the median seconds of an ask and of a
-tell, the process's peak memory (a process past ``--memory-limit`` GB stops, reported so), and
+tell, the process's peak memory (a process past ``--memory-limit`` GB stops, reported so) and
+its peak while it asks and tells (``batches``: the setup's products and scores freed), and
 the mean QED of the products the batches picked beside that of the N random ones (``picked``,
 ``random``): with ``--dictionaries``, for the package now with dictionaries of other sizes too
 (issue 81's question whether 1,000 points still find what a larger dictionary would at scale).
 The first batch is left out of the medians: it starts the worker processes and compiles.
+``--fill-caches 200000`` fingerprints that many random products before the first batch, so the
+space's bounded caches are as full as those of a campaign past 200,000 products scored (one of
+10,000 evaluations has scored about 800,000); without it, the caches hold what N and the
+batches touched, and the peak grows with N by that too.
 
     python benchmarks/evaluations_scale.py --evaluations 10000 30000 100000
     python benchmarks/evaluations_scale.py --same-fingerprints 100000 --evaluations   # the check
@@ -21,6 +26,8 @@ The first batch is left out of the medians: it starts the worker processes and c
 from __future__ import annotations
 
 import argparse
+import ctypes
+import gc
 import json
 import os
 import resource
@@ -79,10 +86,16 @@ def library(way: str, space: str = "quinazoline") -> ReactionLibrary:
 
 
 def one(
-    evaluations: int, asks: int, seed: int, memory_limit: float, dictionary: int = INDUCING
+    evaluations: int,
+    asks: int,
+    seed: int,
+    memory_limit: float,
+    dictionary: int = INDUCING,
+    fill: int = 0,
 ) -> dict[str, Any]:
     """One configuration (module docstring), in this process, with the package it imports; the
-    model's dictionary of ``dictionary`` points."""
+    model's dictionary of ``dictionary`` points; ``fill`` random products fingerprinted before
+    the first batch (so the space's caches are as full as a long campaign's)."""
     made = library("now")
     space = MakeOnDemandSpace(made, SETTINGS)
     score = make_on_demand.objective_of("qed", "")
@@ -98,7 +111,10 @@ def one(
         ask_tell = make_on_demand.pool_optimizer(space, data, seed, dictionary)
     else:  # the package before issue 81, whose benchmark built the same inline
         ask_tell = _optimizer_before(space, data, seed)
+    if fill:
+        space.features(space.random_tuples(fill, np.random.default_rng(seed + 1)))
     setup = time.perf_counter() - started
+    _start_batch_peak()
     ask, tell, picked = [], [], []
     for _ in range(asks):
         started = time.perf_counter()
@@ -114,6 +130,7 @@ def one(
         "tell": tell,
         "setup": setup,
         "peak_gb": _peak_gb(),
+        "batch_peak_gb": _batch_peak_gb(),
         "picked": float(np.mean(picked)),
         "random": float(np.mean(-data.observations.numpy())),
     }
@@ -149,6 +166,23 @@ def _optimizer_before(space: Any, data: Dataset, seed: int) -> Any:
     )
     pool_rule = MakeOnDemandPoolRule(rule, seed=seed, flat_pool=make_on_demand.BATCH)
     return AskTellOptimizer(space, data, FeaturisedModel(inner, rows), pool_rule)
+
+
+def _start_batch_peak() -> None:
+    """Frees what the setup left (garbage, malloc's free pages) and restarts the kernel's count
+    of this process's peak resident memory (``VmHWM``), so :func:`_batch_peak_gb` is the peak
+    while the campaign asks and tells, not while the benchmark made and scored N products at
+    once (a campaign tells them a batch at a time)."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+
+
+def _batch_peak_gb() -> float:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 2**20
 
 
 def _peak_gb() -> float:
@@ -202,7 +236,7 @@ def run(
         environment["PYTHONPATH"] = str(before)
     command = [sys.executable, str(script), "--one", str(evaluations), "--asks", str(options.asks)]
     command += ["--seed", str(options.seed), "--memory-limit", str(options.memory_limit)]
-    command += ["--dictionary", str(dictionary)]
+    command += ["--dictionary", str(dictionary), "--fill-caches", str(options.fill_caches)]
     label = way if dictionary == INDUCING else f"{way} m={dictionary}"
     done = subprocess.run(
         command, capture_output=True, text=True, env=environment, cwd=script.parent
@@ -217,7 +251,8 @@ def run(
     each = ", ".join(f"{a:.1f}+{t:.1f}" for a, t in zip(result["ask"], result["tell"]))
     print(
         f"{evaluations:7d}  {label:10s}  {np.median(asks):7.2f}  {np.median(tells):7.2f}  "
-        f"{result['setup']:7.0f}  {result['peak_gb']:7.2f}  {result['picked']:6.3f}  "
+        f"{result['setup']:7.0f}  {result['peak_gb']:7.2f}  {result['batch_peak_gb']:7.2f}  "
+        f"{result['picked']:6.3f}  "
         f"{result['random']:6.3f}  {each}",
         flush=True,
     )
@@ -236,11 +271,21 @@ def main() -> None:
         "--dictionaries", type=int, nargs="*", default=[], help="more dictionary sizes, now only"
     )
     parser.add_argument("--dictionary", type=int, default=INDUCING, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--fill-caches", type=int, default=0, metavar="N",
+        help="fingerprint N random products first, as a long campaign's caches hold",
+    )  # fmt: skip
+    parser.add_argument("--ways", nargs="+", default=list(WAYS), choices=WAYS)
     parser.add_argument("--one", type=int, metavar="EVALUATIONS", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.one:
         result = one(
-            options.one, options.asks, options.seed, options.memory_limit, options.dictionary
+            options.one,
+            options.asks,
+            options.seed,
+            options.memory_limit,
+            options.dictionary,
+            options.fill_caches,
         )
         print(json.dumps(result))
         return
@@ -251,7 +296,7 @@ def main() -> None:
     print(
         f"cores: {os.cpu_count()}; batches of 100 after N random products (QED), the first left out"
     )
-    heads = ("ask s", "tell s", "setup s", "peak GB")
+    heads = ("ask s", "tell s", "setup s", "peak GB", "batches")
     print(
         f"{'N':>7s}  {'way':10s}  " + "  ".join(f"{h:>7s}" for h in heads)
         + "  picked  random  each ask+tell"
@@ -264,8 +309,8 @@ def main() -> None:
         )  # fmt: skip
         subprocess.run(["tar", "-x", "-C", before], input=archive.stdout, check=True)
         for evaluations in options.evaluations:
-            ways = {way: run(way, evaluations, options, Path(before)) for way in WAYS}
-            if ways["before"] and ways["now"]:
+            ways = {way: run(way, evaluations, options, Path(before)) for way in options.ways}
+            if ways.get("before") and ways.get("now"):
                 ratios = [
                     np.median(ways["now"][key][1:]) / np.median(ways["before"][key][1:])
                     for key in ("ask", "tell")
