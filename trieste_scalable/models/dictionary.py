@@ -30,7 +30,7 @@ class DictionaryPolicy(ABC):
     #: the policy's promise (GP-BUCB's stopping rule, which needs it exact, refuses such a policy).
     draws_at_random: bool = False
 
-    #: Whether :meth:`choose` reads the batch-start variances (the model computes them, a
+    #: Whether ``choose`` reads the batch-start variances (the model computes them, a
     #: prediction at every evaluated input, only for a policy that does).
     reads_variances: bool = True
 
@@ -184,7 +184,7 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
     Past ``size`` inputs, the pivots are drawn among the first :meth:`drawn_among` of them, a
     number that grows by ``growth`` (1,000, 1,050, 1,102, ... at ``size`` 1,000), seeded by it:
     a model whose data grew by appending keeps its dictionary until that number changes
-    (:meth:`~trieste_scalable.models.NystromGPR.update` then skips the draw, most of an update's
+    (``NystromGPR.update`` then skips the draw, most of an update's
     cost at 10,000 evaluations: batches of 100 draw every fifth batch there), and a rerun, or a
     resumed campaign, draws the same dictionaries. The inputs evaluated since the last draw, at
     most a twenty-first of them at the default growth, enter through the projection only, until

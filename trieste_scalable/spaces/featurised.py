@@ -100,7 +100,7 @@ class FeatureRows:
         return rows
 
     def dataset(self, dataset: Dataset) -> Dataset:
-        """``dataset`` with feature rows for query points (packed bits where :attr:`packed`),
+        """``dataset`` with feature rows for query points (packed bits where ``packed``),
         featurising only the rows it gained since the last call (all of them if its first rows
         changed); the same rows tensor for the same points (module docstring)."""
         points = np.asarray(dataset.query_points)
