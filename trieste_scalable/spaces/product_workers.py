@@ -37,6 +37,10 @@ PARALLEL_FROM = 128
 """The fewest tuples a request sends to the workers (fewer are made here: a worker's round trip
 costs about what a few products do)."""
 
+JOB_SIZE = 2048
+"""The most products made at once (a job's molecules are held until they are fingerprinted
+together: a request of 10^5 products made in one job took 4.5 GB a worker)."""
+
 WORKERS_VARIABLE = "TRIESTE_SCALABLE_PRODUCT_WORKERS"
 """The environment variable that sets how many processes make products (default: the cores;
 1: none, all made in the calling process)."""
@@ -103,11 +107,13 @@ class ProductWorkers:
         self, library: MakesProducts, keys: Sequence[tuple[int, ...]], settings: tuple
     ) -> Made:
         """:func:`make` of ``library``'s ``keys``, split over the workers if there are enough
-        (each worker gets a copy of ``library`` without its caches when the pool starts)."""
-        if self.workers < 2 or len(keys) < PARALLEL_FROM:
-            return make(library, keys, settings)
-        shares = np.array_split(np.arange(len(keys)), self.workers)
-        jobs = [[keys[i] for i in share] for share in shares if share.size]
+        (each worker gets a copy of ``library`` without its caches when the pool starts), in
+        jobs of at most :data:`JOB_SIZE`."""
+        here = self.workers < 2 or len(keys) < PARALLEL_FROM
+        least = -(-len(keys) // JOB_SIZE)  # jobs of at most JOB_SIZE
+        jobs = _jobs(keys, least if here else max(self.workers, least))
+        if here:
+            return _joined([make(library, job, settings) for job in jobs])
         try:
             parts = list(self._executor(library).map(_make_here, jobs, [settings] * len(jobs)))
         except BrokenProcessPool as error:  # e.g. a script that starts campaigns unguarded
@@ -117,12 +123,8 @@ class ProductWorkers:
                 error,
             )
             self.workers = 1
-            return make(library, keys, settings)
-        return Made(
-            [s for part in parts for s in part.smiles],
-            np.concatenate([part.failed for part in parts]),
-            np.concatenate([part.packed for part in parts]),
-        )
+            return _joined([make(library, job, settings) for job in jobs])
+        return _joined(parts)
 
     def _executor(self, library: MakesProducts) -> ProcessPoolExecutor:
         if self._pool is None:
@@ -134,6 +136,21 @@ class ProductWorkers:
             )
             weakref.finalize(self, self._pool.shutdown, cancel_futures=True)
         return self._pool
+
+
+def _jobs(keys: Sequence[tuple[int, ...]], num: int) -> list[list[tuple[int, ...]]]:
+    """``keys`` split in order into ``num`` jobs (fewer where there are fewer keys)."""
+    shares = np.array_split(np.arange(len(keys)), max(num, 1))
+    return [[keys[i] for i in share] for share in shares if share.size] or [[]]
+
+
+def _joined(parts: list[Made]) -> Made:
+    """The jobs' products, in order."""
+    return Made(
+        [s for part in parts for s in part.smiles],
+        np.concatenate([part.failed for part in parts]),
+        np.concatenate([part.packed for part in parts]),
+    )
 
 
 _WORKER_LIBRARY: list[Any] = []

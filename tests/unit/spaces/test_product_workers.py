@@ -120,3 +120,15 @@ def test_a_tuple_asked_twice_is_made_once_and_given_twice(tmp_path: Path) -> Non
     kept, packed = library.fingerprints(np.array([[0, 0], [1, 0], [0, 0], [1, 0]]), SETTINGS)
     assert kept.tolist() == [0, 2] and np.array_equal(packed[0], packed[1])
     assert library.failures == {"no product": 1}  # ethanol's tuple failed once, not twice
+
+
+def test_a_large_request_is_made_in_bounded_jobs_in_order() -> None:
+    """A request is cut into jobs of at most JOB_SIZE (a job's molecules are held together), and
+    the products come back in the order asked."""
+    from trieste_scalable.spaces import product_workers
+
+    keys = [(i,) for i in range(5000)]
+    jobs = product_workers._jobs(keys, -(-len(keys) // product_workers.JOB_SIZE))
+    assert max(len(job) for job in jobs) <= product_workers.JOB_SIZE
+    assert [key for job in jobs for key in job] == keys
+    assert product_workers._jobs([], 2) == [[]]
