@@ -16,12 +16,7 @@ import tensorflow as tf
 from trieste.data import Dataset
 from trieste.models.interfaces import SupportsGetKernel, TrainableProbabilisticModel
 
-from ..numerics.outcome_transforms import (
-    TRANSFORMS,
-    OutcomeTransform,
-    data_units,
-    fit_outcome_transform,
-)
+from ..numerics.outcome_transforms import TRANSFORMS, OutcomeTransform, data_units
 from ..numerics.sizes import CHUNK_SIZE
 from .data import ReplicatedData, aggregate, validate_dataset
 from .fit_objectives import FitObjectives
@@ -30,6 +25,7 @@ from .fitting import FitSchedule, noise_parameter
 from .live import LiveConstantMean, LiveTuple, dynamic_variable
 from .prediction import LatentPredictions
 from .summaries import write_model_summaries
+from .transform_refits import FittedTransform, fitted_transform
 
 _log = logging.getLogger(__name__)
 
@@ -101,8 +97,9 @@ class ReplicatedGPBase(
         rules on noisy problems (``docs/fitting.md``); 0 (the default) keeps the MAP fit.
     :param outcome_transform: ``"none"`` (the default), or a transform of
         :data:`~trieste_scalable.numerics.outcome_transforms.TRANSFORMS` fitted to all the
-        observations at each :meth:`update` and applied before the model conditions on them
-        (and so before any fit): predictions are then in the transform's units (standardised,
+        observations and refitted as they grow by 5 % or leave the range it was fitted to
+        (:mod:`~.transform_refits`), applied before the model conditions on them (and so
+        before any fit): predictions are then in the transform's units (standardised,
         increasing in the observations, so a rule's picks compare as in the data's);
         :meth:`predict_in_data_units` undoes it.
     """
@@ -137,7 +134,8 @@ class ReplicatedGPBase(
             raise ValueError(f"unknown outcome_transform {outcome_transform!r}: one of {choices}")
         self._outcome_kind = outcome_transform
         self.outcome_transform: Optional[OutcomeTransform] = None
-        """The transform fitted at the last :meth:`update` (``None``: none)."""
+        """The transform of the last :meth:`update`'s observations (``None``: none)."""
+        self._fitted_transform: Optional[FittedTransform] = None
         self._kernel = kernel
         parameters = list(kernel.parameters)
         self._dtype: tf.DType = tf.as_dtype(
@@ -249,9 +247,9 @@ class ReplicatedGPBase(
                 f"packed query points of {width} bits take {-(-width // 8)} bytes a row, "
                 f"got {x.shape[1]}"
             )
-        transform = None
-        if self._outcome_kind != "none":
-            transform = fit_outcome_transform(self._outcome_kind, y)
+        fitted = fitted_transform(self._outcome_kind, self._fitted_transform, y)
+        transform = None if fitted is None else fitted.transform
+        if transform is not None:
             y = transform.forward(y).numpy().astype(y.dtype)
         centre, mean = self._centre, float(self._mean.numpy())
         if centre is None:  # the first dataset's mean, as centre + a small remainder
@@ -277,7 +275,7 @@ class ReplicatedGPBase(
         if transform is not None and self._outcome_kind == "auto":
             if self.outcome_transform is None or self.outcome_transform.name != transform.name:
                 _log.info(f"outcome transform: auto picks {transform.name}")
-        self.outcome_transform = transform
+        self.outcome_transform, self._fitted_transform = transform, fitted
         self._centre_variable.assign(tf.constant(centre, self._dtype))
         if previous_data is not None and not data.extends(previous_data):
             self.fitter.start_over()  # other data, not more: a trust region's local points

@@ -75,6 +75,12 @@ class DictionaryPolicy(ABC):
         exact, so in-batch points join it (``exact`` for the policies that decide it once)."""
         return self.exact
 
+    def inputs_drawn_among(self, num_inputs: int) -> Optional[int]:
+        """How many of ``num_inputs`` (the first) the draw reads, where it reads only them and
+        the kernel (then a model whose data grew by appending keeps its dictionary while this
+        number stays); ``None``: the policy draws at every update."""
+        return None
+
 
 class ExactDictionary(DictionaryPolicy):
     """Keep every evaluated input: the Nystrom posterior is then the exact GP posterior.
@@ -227,6 +233,10 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
         while num > self.size and max(int(among * self.growth), among + 1) <= num:
             among = max(int(among * self.growth), among + 1)
         return among
+
+    def inputs_drawn_among(self, num_inputs: int) -> Optional[int]:
+        """:meth:`drawn_among` past ``size`` inputs; ``None`` up to it (every input is kept)."""
+        return self.drawn_among(num_inputs) if num_inputs > self.size else None
 
     def choose(
         self,

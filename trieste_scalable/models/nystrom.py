@@ -13,9 +13,10 @@ from trieste import logging
 from trieste.data import Dataset
 from typing_extensions import Unpack
 
-from ..numerics import dtc
+from ..numerics import dtc, dtc_terms
 from ..numerics.bits import PackedRows, Rows, take_rows
 from ..numerics.dtc import CompiledDTC
+from ..numerics.dtc_terms import DataTerms
 from ..numerics.linalg import chunked_map, lower_root_of_inverse
 from .base import ModelOptions
 from .conditioning import FantasyPredictions
@@ -25,6 +26,7 @@ from .fit_objectives import Objective
 from .in_batch import InBatchPosterior
 from .inducing_view import InducingVariables, InducingView
 from .live import dynamic_variable
+from .summed_terms import SummedTerms, summed_terms
 
 
 class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
@@ -97,6 +99,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         self._jitter = jitter
         self._dictionary_index = np.zeros([0], dtype=np.int64)
         self._drawn: Optional[tuple] = None  # the key of the last draw (_draw_key)
+        self._summed: Optional[SummedTerms] = None  # the data's terms over the dictionary
         self._used_jitter = jitter
         self._resparsification_seconds = 0.0
         # whether the dictionary holds every input, as compiled fantasies read it (live: a
@@ -152,36 +155,33 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         if not self._policy.reads_variances:
             batch_start = np.zeros(data.counts.size)
         elif self._posterior is None:  # the prior's (eq. 3 with an empty dictionary)
-            diagonal = chunked_map(lambda c: self._kernel(c, full_cov=False), x, self._chunk_size)
-            batch_start = (diagonal[0] / self._noise).numpy()
+            batch_start = (self._prior_diagonal(x) / self._noise).numpy()
         else:
             batch_start = self._marginals(self._posterior, x)[1].numpy()
         key = self._draw_key(data)
-        previous = self._data
-        if key is not None and key == self._drawn and previous and data.extends(previous):
+        extends = self._data is not None and data.extends(self._data)
+        if key is not None and key == self._drawn and extends:
             index = self._dictionary_index  # the same draw: skipped
         else:
             index = np.sort(self._policy.choose(x, data.counts, batch_start, self.compiled))
-        posterior, used = self._factorise(data, index)
+        self._factorise(data, index, extends)
         self._drawn = key
-        self._data, self._dictionary_index = data, index
-        self._posterior, self._used_jitter = posterior, used
         self._exact_variable.assign(self._exact)
         self._resparsification_seconds = time.perf_counter() - start
 
     def _draw_key(self, data: ReplicatedData) -> Optional[tuple]:
-        """What a policy that draws among the first of the inputs
-        (:meth:`~.PivotedCholeskyDictionary.drawn_among`) draws from: how many, and the kernel's
-        parameters; ``None`` for other policies (they draw at every update)."""
-        drawn_among = getattr(self._policy, "drawn_among", None)
-        if drawn_among is None or data.counts.size <= getattr(self._policy, "size", 0):
-            return None
-        parameters = tuple(np.asarray(p.numpy()).tobytes() for p in self._kernel.parameters)
-        return (drawn_among(data.counts.size), parameters)
+        """What the policy's draw depends on when it draws among the first inputs only
+        (:meth:`~.DictionaryPolicy.inputs_drawn_among`): how many, and the kernel's
+        parameters; ``None`` where it draws at every update."""
+        among = self._policy.inputs_drawn_among(data.counts.size)
+        return None if among is None else (among, self._kernel_state())
+
+    def _kernel_state(self) -> tuple[bytes, ...]:
+        """The kernel's parameters' values, as bytes (what a draw or the data's terms read)."""
+        return tuple(np.asarray(p.numpy()).tobytes() for p in self._kernel.parameters)
 
     def _refactorise(self) -> None:
-        data = self._require_data()
-        self._posterior, self._used_jitter = self._factorise(data, self._dictionary_index)
+        self._factorise(self._require_data(), self._dictionary_index, extends=True)
 
     def _sparse_objective(self) -> Objective:
         post = self._require_posterior()
@@ -232,9 +232,11 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
     def prior_variance(self) -> float:
         """:math:`\\kappa^2`: the kernel's mean prior variance :math:`k(x, x)` over the
         evaluated inputs (the kernel variance of a stationary kernel)."""
-        x = self._rows(self._require_data())
-        diagonal = chunked_map(lambda c: (self._kernel(c, full_cov=False),), x, self._chunk_size)
-        return float(tf.reduce_mean(diagonal[0]))
+        return float(tf.reduce_mean(self._prior_diagonal(self._rows(self._require_data()))))
+
+    def _prior_diagonal(self, x: Rows) -> tf.Tensor:
+        """:math:`k(x, x)` [N] at ``x`` [N, D], a chunk at a time."""
+        return chunked_map(lambda c: self._kernel(c, full_cov=False), x, self._chunk_size)[0]
 
     def _regularised(self, regulariser: Optional[float]) -> dtc.DTCPosterior:
         """The current posterior, refactorised with :math:`\\lambda` = ``regulariser``."""
@@ -243,30 +245,30 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
             return post
         if not (np.isfinite(regulariser) and regulariser > 0):
             raise ValueError(f"the regulariser must be finite and > 0, got {regulariser}")
-        data = self._require_data()
-        return dtc.with_regulariser(
-            self.compiled,
-            post,
-            self._rows(data),
-            tf.constant(data.counts),
-            tf.constant(data.sums),
-            tf.constant(regulariser, self._dtype),
-            self._chunk_size,
+        terms = self._summed.terms  # type: ignore[union-attr]  # set with the posterior
+        return dtc.with_regulariser(post, terms, tf.constant(regulariser, self._dtype))
+
+    def _factorise(self, data: ReplicatedData, index: np.ndarray, extends: bool) -> None:
+        """Condition on ``data`` over the dictionary ``index``; the data's terms are the last
+        factorisation's plus what changed where ``data`` ``extends`` that one's and the
+        dictionary and kernel are the same (:mod:`.summed_terms`). Nothing changes if this
+        raises."""
+        ops, chunk = self.compiled, self._chunk_size
+        capacity = max(index.size, 1)
+        inducing, mask, chol_kss, used = dtc.factor_dictionary(
+            ops, self._inputs_at(data, index), capacity, self._jitter
         )
 
-    def _factorise(self, data: ReplicatedData, index: np.ndarray) -> tuple[dtc.DTCPosterior, float]:
-        return dtc.build_posterior(
-            self.compiled,
-            self._inputs_at(data, index),
-            capacity=max(index.size, 1),
-            unique_inputs=self._rows(data),
-            counts=tf.constant(data.counts),
-            sums=tf.constant(data.sums),
-            noise=tf.convert_to_tensor(self._noise),
-            mean=self._prior_mean(),
-            jitter=self._jitter,
-            chunk_size=self._chunk_size,
-        )
+        def sum_terms(rows: Rows, counts: tf.Tensor, sums: tf.Tensor) -> DataTerms:
+            return dtc_terms.sum_terms(ops, rows, counts, sums, inducing, mask, chol_kss, chunk)
+
+        key = (index.tobytes(), capacity, self._kernel_state())
+        rows = self._rows(data)
+        summed = summed_terms(self._summed, extends, key, data, rows, sum_terms)
+        noise, mean = tf.convert_to_tensor(self._noise), self._prior_mean()
+        posterior = dtc.posterior_of(inducing, mask, chol_kss, summed.terms, noise, mean)
+        self._data, self._dictionary_index, self._summed = data, index, summed
+        self._posterior, self._used_jitter = posterior, used
 
     def _rows(self, data: ReplicatedData) -> Rows:
         """The unique inputs [n, D] as the numerics read them: packed rows (unpacked a chunk at

@@ -163,6 +163,15 @@ def take_rows(rows: Rows, index: tf.Tensor | np.ndarray) -> tf.Tensor:
     return rows.gather(index) if isinstance(rows, PackedRows) else tf.gather(rows, index)
 
 
+def subset_rows(rows: Rows, index: np.ndarray) -> Rows:
+    """The rows at ``index`` [K], kept packed where ``rows`` are (:func:`take_rows` unpacks)."""
+    if isinstance(rows, PackedRows):
+        index_tensor = tf.constant(index, tf.int64)
+        bits = gather_rows(rows.bits, index_tensor, int(rows.bits.shape[1]))
+        return PackedRows(bits, rows.width, rows.dtype)
+    return tf.gather(rows, index)
+
+
 def prepend_rows(head: np.ndarray, rows: Rows) -> Rows:
     """``head`` [K, D] followed by ``rows`` [N, D] (packed if ``rows`` is)."""
     if isinstance(rows, PackedRows):

@@ -23,10 +23,11 @@ from typing import Optional
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from .bits import PackedRows, Rows
+from .bits import Rows
 from .compile import Compiled, compiler, sets_spec, specs
 from .dtc_posterior import DTCPosterior
-from .embedding import Kernel, data_terms, embed, factor_data, per_set, prepares_rows, rows_of
+from .dtc_terms import DataTerms, factor_terms, sum_terms
+from .embedding import Kernel, data_terms, embed, per_set, prepares_rows, rows_of
 from .evidence import CompiledEvidence
 from .hallucination import (
     HallucinatedPoints,
@@ -87,6 +88,40 @@ def cross_covariance(
     return residual / p.noise + tf.matmul(projected, projected2, transpose_a=True)
 
 
+def factor_dictionary(
+    ops: CompiledDTC, dictionary: tf.Tensor, capacity: int, jitter: float
+) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor, float]:
+    """The padded dictionary [M, D], its mask [M] and the Cholesky factor of the masked
+    :math:`K_S` [M, M] (eager), with the relative jitter that made it factorise.
+
+    :param dictionary: Real dictionary rows [m, D], ``m <= capacity``.
+    :param capacity: Padded size M.
+    :param jitter: Initial relative jitter for :math:`K_S`.
+    """
+    size = int(dictionary.shape[0])
+    inducing = pad_rows(dictionary, capacity)
+    mask = pad_rows(tf.ones([size], dtype=dictionary.dtype), capacity)
+    chol_kss, used_jitter = jittered_cholesky(ops.masked_gram(inducing, mask), jitter)
+    return inducing, mask, chol_kss, used_jitter
+
+
+def posterior_of(
+    inducing: tf.Tensor,
+    mask: tf.Tensor,
+    chol_kss: tf.Tensor,
+    terms: DataTerms,
+    noise: tf.Tensor,
+    mean: tf.Tensor,
+) -> DTCPosterior:
+    r"""The posterior over a factorised dictionary (:func:`factor_dictionary`) given the data's
+    ``terms`` over it (:mod:`.dtc_terms`), with :math:`\lambda` = ``noise`` and prior mean
+    ``mean``."""
+    chol_v, weights = factor_terms(terms, noise, mean)
+    return DTCPosterior(
+        inducing, mask, chol_kss, chol_v=chol_v, weights=weights, noise=noise, mean=mean
+    )
+
+
 def build_posterior(
     ops: CompiledDTC,
     dictionary: tf.Tensor,
@@ -99,98 +134,33 @@ def build_posterior(
     jitter: float,
     chunk_size: int = CHUNK_SIZE,
 ) -> tuple[DTCPosterior, float]:
-    """Factorise :math:`K_S` and :math:`V` for a dictionary and replicated data (eager).
+    r"""Factorise :math:`K_S` and :math:`V` for a dictionary and replicated data (eager).
 
     :param dictionary: Real dictionary rows [m, D], ``m <= capacity``.
     :param capacity: Padded size M.
-    :param unique_inputs: Unique evaluated inputs [n, D]; packed rows are embedded
-        ``chunk_size`` at a time (:func:`data_factor`).
+    :param unique_inputs: Unique evaluated inputs [n, D], dense or packed, embedded
+        ``chunk_size`` at a time (:func:`~.dtc_terms.sum_terms`).
     :param counts: Evaluations of each unique input [n].
     :param sums: Sum of the observations at each unique input [n].
-    :param noise: :math:`\\lambda` [].
+    :param noise: :math:`\lambda` [].
     :param mean: Constant prior mean [].
     :param jitter: Initial relative jitter for :math:`K_S`.
     :return: The posterior and the relative jitter that made :math:`K_S` factorise.
     """
-    size = int(dictionary.shape[0])
-    inducing = pad_rows(dictionary, capacity)
-    mask = pad_rows(tf.ones([size], dtype=dictionary.dtype), capacity)
-    chol_kss, used_jitter = jittered_cholesky(ops.masked_gram(inducing, mask), jitter)
-    chol_v, weights = data_factor(
-        ops, unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean, chunk_size
-    )
-    posterior = DTCPosterior(
-        inducing,
-        mask,
-        chol_kss,
-        chol_v=chol_v,
-        weights=weights,
-        noise=noise,
-        mean=mean,
-    )
-    return posterior, used_jitter
+    inducing, mask, chol_kss, used_jitter = factor_dictionary(ops, dictionary, capacity, jitter)
+    terms = sum_terms(ops, unique_inputs, counts, sums, inducing, mask, chol_kss, chunk_size)
+    return posterior_of(inducing, mask, chol_kss, terms, noise, mean), used_jitter
 
 
 def with_regulariser(
-    ops: CompiledDTC,
-    posterior: DTCPosterior,
-    unique_inputs: Rows,
-    counts: tf.Tensor,
-    sums: tf.Tensor,
-    regulariser: tf.Tensor,
-    chunk_size: int = CHUNK_SIZE,
+    posterior: DTCPosterior, terms: DataTerms, regulariser: tf.Tensor
 ) -> DTCPosterior:
-    """The papers' estimator with :math:`\\lambda` = ``regulariser`` over the same dictionary
-    (eqs. 1-3: :math:`V = Z^T N Z + \\lambda I`, :math:`w` and the variances' scale), reusing
-    ``posterior``'s factor of :math:`K_S`; the data as in :func:`build_posterior`. With
+    r"""The papers' estimator with :math:`\lambda` = ``regulariser`` over the same dictionary
+    and data (``terms``, :mod:`.dtc_terms`; eqs. 1-3: :math:`V = Z^T N Z + \lambda I`,
+    :math:`w` and the variances' scale), reusing ``posterior``'s factor of :math:`K_S`. With
     ``regulariser`` equal to ``posterior.noise`` it is ``posterior`` again (eager)."""
-    p = posterior
-    chol_v, weights = data_factor(
-        ops,
-        unique_inputs,
-        counts,
-        sums,
-        p.inducing,
-        p.mask,
-        p.chol_kss,
-        regulariser,
-        p.mean,
-        chunk_size,
-    )
-    return p._replace(chol_v=chol_v, weights=weights, noise=regulariser)
-
-
-def data_factor(
-    ops: CompiledDTC,
-    unique_inputs: Rows,
-    counts: tf.Tensor,
-    sums: tf.Tensor,
-    inducing: tf.Tensor,
-    mask: tf.Tensor,
-    chol_kss: tf.Tensor,
-    noise: tf.Tensor,
-    mean: tf.Tensor,
-    chunk_size: int,
-) -> tuple[tf.Tensor, tf.Tensor]:
-    """The Cholesky factor of :math:`V` [M, M] and :math:`w = V^{-1} b` [M] (eager): from all
-    the inputs' embedding at once for a dense tensor; for packed rows, from
-    :func:`~.embedding.data_terms` summed over chunks of ``chunk_size`` rows, so memory holds
-    one chunk's unpacked rows and embedding (at 100,000 evaluations and M = 1,000 the whole
-    embedding alone is 800 MB)."""
-    if not isinstance(unique_inputs, PackedRows):
-        factor = ops.factor_data(unique_inputs, counts, sums, inducing, mask, chol_kss, noise, mean)
-        return factor.chol_v, factor.weights
-    residuals = sums - counts * mean
-    size = tf.shape(inducing)[0]
-    gram, projected = tf.zeros([size, size], inducing.dtype), tf.zeros([size], inducing.dtype)
-    for start in range(0, len(unique_inputs), chunk_size):
-        part = slice(start, start + chunk_size)
-        terms = ops.data_terms(
-            unique_inputs[part], counts[part], residuals[part], inducing, mask, chol_kss
-        )
-        gram, projected = gram + terms[0], projected + terms[1]
-    chol_v = tf.linalg.cholesky(gram + noise * tf.eye(size, dtype=gram.dtype))
-    return chol_v, tf.linalg.cholesky_solve(chol_v, projected[:, None])[:, 0]
+    chol_v, weights = factor_terms(terms, regulariser, posterior.mean)
+    return posterior._replace(chol_v=chol_v, weights=weights, noise=regulariser)
 
 
 def condition(
@@ -305,9 +275,6 @@ class CompiledDTC(CompiledEvidence):
         self.set_covariance = compile_(set_covariance, posterior, sets_spec(dtype))
         self.cross_covariance = compile_(cross_covariance, posterior, matrix, matrix)
         self.local_terms = compile_(local_terms, posterior, matrix, matrix)
-        self.factor_data = compile_(
-            factor_data, matrix, vector, vector, matrix, vector, matrix, scalar, scalar
-        )
         self.data_terms = compile_(data_terms, matrix, vector, vector, matrix, vector, matrix)
         self.condition = compile_(condition, posterior, matrix, vector)
         self.condition_extending = compile_(

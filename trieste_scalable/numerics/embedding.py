@@ -96,29 +96,30 @@ class DataFactor(NamedTuple):
 @check_shapes(
     "x: [N, D]",
     "counts: [N]",
-    "residuals: [N]",
+    "sums: [N]",
     "inducing: [M, D]",
     "mask: [M]",
     "chol_kss: [M, M]",
     "return[0]: [M, M]",
-    "return[1]: [M]",
+    "return[1]: [M, 2]",
 )
 def data_terms(
     kernel: Kernel,
     x: tf.Tensor,
     counts: tf.Tensor,
-    residuals: tf.Tensor,
+    sums: tf.Tensor,
     inducing: tf.Tensor,
     mask: tf.Tensor,
     chol_kss: tf.Tensor,
 ) -> tuple[tf.Tensor, tf.Tensor]:
-    """One chunk of unique inputs' share of :math:`Z^T N Z` [M, M] and of
-    :math:`b = Z^T r` [M] (``residuals`` :math:`r`: each input's sum less its count times the
-    mean): summed over the chunks of the inputs, :math:`V - \\lambda I` and :math:`b` of
-    :func:`factor_data`, without the embedding of all n inputs at once."""
+    r"""One chunk of unique inputs' share of :math:`Z^T N Z` [M, M] and of :math:`Z^T s` and
+    :math:`Z^T n` (the columns of [M, 2]; ``sums`` :math:`s`, ``counts`` :math:`n`): summed
+    over the chunks of the inputs, :math:`V - \lambda I` and, as
+    :math:`Z^T s - c\,Z^T n`, :math:`b` of :func:`factor_data`, without the embedding of all
+    n inputs at once."""
     z = embed(kernel, x, inducing, mask, chol_kss)  # [N, M]
     gram = tf.matmul(z * counts[:, None], z, transpose_a=True)
-    return gram, tf.linalg.matvec(z, residuals, transpose_a=True)
+    return gram, tf.matmul(z, tf.stack([sums, counts], axis=1), transpose_a=True)
 
 
 @check_shapes(

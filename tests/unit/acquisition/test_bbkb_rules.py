@@ -219,7 +219,7 @@ def test_trace_count_does_not_grow_over_thirty_steps() -> None:
     # each function used by the loop was traced exactly once over 30 steps in which the data,
     # the dictionary (and its capacity bucket) and the batch size all changed
     used = ["marginals", "row_features", "hallucinate", "hallucinated_variance", "local_terms"]
-    used.append("factor_data")
+    used.append("data_terms")
     used.append("evidence")
     assert all(counts[name] == 1 for name in used), counts
     assert all(count <= 1 for count in counts.values()), counts
