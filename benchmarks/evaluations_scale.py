@@ -92,10 +92,12 @@ def one(
     memory_limit: float,
     dictionary: int = INDUCING,
     fill: int = 0,
+    transform: str = "none",
 ) -> dict[str, Any]:
     """One configuration (module docstring), in this process, with the package it imports; the
     model's dictionary of ``dictionary`` points; ``fill`` random products fingerprinted before
-    the first batch (so the space's caches are as full as a long campaign's)."""
+    the first batch (so the space's caches are as full as a long campaign's); the model's outcome
+    ``transform`` (``screen --transform``)."""
     made = library("now")
     space = MakeOnDemandSpace(made, SETTINGS)
     score = make_on_demand.objective_of("qed", "")
@@ -108,9 +110,9 @@ def one(
     started = time.perf_counter()
     data = observe(space.sample(evaluations, seed=seed))
     if hasattr(make_on_demand, "pool_optimizer"):
-        ask_tell = make_on_demand.pool_optimizer(space, data, seed, dictionary)
+        ask_tell = make_on_demand.pool_optimizer(space, data, seed, dictionary, transform)
     else:  # the package before issue 81, whose benchmark built the same inline
-        ask_tell = _optimizer_before(space, data, seed)
+        ask_tell = _optimizer_before(space, data, seed, transform)
     if fill:
         space.features(space.random_tuples(fill, np.random.default_rng(seed + 1)))
     setup = time.perf_counter() - started
@@ -136,7 +138,7 @@ def one(
     }
 
 
-def _optimizer_before(space: Any, data: Dataset, seed: int) -> Any:
+def _optimizer_before(space: Any, data: Dataset, seed: int, transform: str) -> Any:
     """``make_on_demand.pool_optimizer`` with the package before issue 81 (as its
     ``pool_campaign`` built it: the model's rows float64)."""
     from trieste.ask_tell_optimization import AskTellOptimizer
@@ -148,7 +150,7 @@ def _optimizer_before(space: Any, data: Dataset, seed: int) -> Any:
     from trieste_scalable.spaces.featurised import FeatureRows, FeaturisedModel
     from trieste_scalable.spaces.pool_rule import MakeOnDemandPoolRule
 
-    scale = float(np.var(data.observations.numpy())) or 1.0
+    scale = 1.0 if transform != "none" else float(np.var(data.observations.numpy())) or 1.0
     rows = FeatureRows.of(space)
     inner, rule = build(
         "gp-bucb",
@@ -163,6 +165,7 @@ def _optimizer_before(space: Any, data: Dataset, seed: int) -> Any:
         screening=True,
         seed=seed,
         dictionary_size=INDUCING,
+        outcome_transform=transform,
     )
     pool_rule = MakeOnDemandPoolRule(rule, seed=seed, flat_pool=make_on_demand.BATCH)
     return AskTellOptimizer(space, data, FeaturisedModel(inner, rows), pool_rule)
@@ -237,6 +240,7 @@ def run(
     command = [sys.executable, str(script), "--one", str(evaluations), "--asks", str(options.asks)]
     command += ["--seed", str(options.seed), "--memory-limit", str(options.memory_limit)]
     command += ["--dictionary", str(dictionary), "--fill-caches", str(options.fill_caches)]
+    command += ["--transform", options.transform]
     label = way if dictionary == INDUCING else f"{way} m={dictionary}"
     done = subprocess.run(
         command, capture_output=True, text=True, env=environment, cwd=script.parent
@@ -276,6 +280,10 @@ def main() -> None:
         help="fingerprint N random products first, as a long campaign's caches hold",
     )  # fmt: skip
     parser.add_argument("--ways", nargs="+", default=list(WAYS), choices=WAYS)
+    parser.add_argument(
+        "--transform", default="none", choices=("none", "auto", "log", "power", "rank"),
+        help="the model's outcome transform (screen's default over a make-on-demand space: auto)",
+    )  # fmt: skip
     parser.add_argument("--one", type=int, metavar="EVALUATIONS", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.one:
@@ -286,6 +294,7 @@ def main() -> None:
             options.memory_limit,
             options.dictionary,
             options.fill_caches,
+            options.transform,
         )
         print(json.dumps(result))
         return

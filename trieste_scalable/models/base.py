@@ -97,7 +97,7 @@ class ReplicatedGPBase(
         rules on noisy problems (``docs/fitting.md``); 0 (the default) keeps the MAP fit.
     :param outcome_transform: ``"none"`` (the default), or a transform of
         :data:`~trieste_scalable.numerics.outcome_transforms.TRANSFORMS` fitted to all the
-        observations and refitted as they grow by 5 % or leave the range it was fitted to
+        observations and refitted as they grow by 5 % or one is worse than those it was fitted to
         (:mod:`~.transform_refits`), applied before the model conditions on them (and so
         before any fit): predictions are then in the transform's units (standardised,
         increasing in the observations, so a rule's picks compare as in the data's);

@@ -1,5 +1,5 @@
 """When a model refits its outcome transform: not at every update, but when the observations
-have grown by a share since the last fit, or left the range it was fitted to.
+have grown by a share since the last fit, or one is worse than those it was fitted to.
 
 A refit changes every transformed observation, so a model conditions on all of them anew; kept,
 the observations already told transform to the same values (bit for bit), and a Nystrom GP
@@ -30,14 +30,14 @@ class FittedTransform:
 
     def reads(self, observations: np.ndarray) -> bool:
         """Whether this transform stands for ``observations`` [K, 1]: they are its values plus
-        fewer than :data:`REFIT_GROWTH` times as many again, every one within its values'
-        range (so each transform reads them as it read its own: a log's gap to the worst stays
-        positive, a copula interpolates)."""
+        fewer than :data:`REFIT_GROWTH` times as many again, none worse (larger) than the worst
+        of its values, where a log's gap to the worst would turn negative. Better values, a
+        campaign's new bests, are read as every transform reads them: a power's and the
+        identity's formula holds everywhere, a copula extends its end segments."""
         num = self.values.shape[0]
         return bool(
             observations.shape[0] < REFIT_GROWTH * num
             and np.array_equal(observations[:num], self.values)
-            and observations.min() >= self.values.min()
             and observations.max() <= self.values.max()
         )
 

@@ -188,35 +188,36 @@ def _joined(*parts: Dataset) -> Dataset:
     return Dataset(*(tf.concat(tensors, 0) for tensors in zip(*(p.astuple() for p in parts))))
 
 
-def test_the_transform_is_kept_within_its_growth_and_range_and_refitted_beyond() -> None:
-    """Kept, the model is the plain model of the observations under the kept transform, and
-    its update embeds only the new input; refitted, every input is embedded again."""
+def test_the_transform_is_kept_until_it_grows_or_reads_a_worse_value() -> None:
+    """Kept (a new best, a value within those fitted to), the model is the plain model of the
+    observations under the kept transform, and each update embeds only its new input;
+    refitted (a value worse than any fitted to, 5 % more values), every input is embedded."""
     data = _skewed(80, 3)
-    head = _head(data, 52)  # 51 inputs drawn among, up to 62
-    model = _model(head, False, outcome_transform="power")
+    y = data.observations.numpy()
+    model = _model(_head(data, 52), False, outcome_transform="power")  # 51 drawn among, to 62
     first = model.outcome_transform
     assert first is not None
     rows = _embedded_rows(model)
-    y = data.observations.numpy()[:, 0]
-    inside = 52 + int(np.flatnonzero((y[52:] > y[:52].min()) & (y[52:] < y[:52].max()))[0])
-    grown = _joined(head, Dataset(*(t[inside : inside + 1] for t in data.astuple())))
-    model.update(grown)
-    assert model.outcome_transform is first and rows == [1]
-    transformed = Dataset(grown.query_points, first.forward(grown.observations))
-    plain = _model(transformed, False)
+
+    def told(num: int, *values: float) -> Dataset:
+        """The first ``num`` evaluations, then the next inputs with ``values``."""
+        extra = tf.constant([[v] for v in values], tf.float64)
+        following = Dataset(data.query_points[num : num + len(values)], extra)
+        return _joined(_head(data, num), following)
+
+    best, within = float(y[:52].min()) - 0.5, float(np.median(y[:52]))
+    model.update(told(52, best))
+    model.update(told(52, best, within))
+    assert model.outcome_transform is first and rows == [1, 1]
+    kept = told(52, best, within)
+    plain = _model(Dataset(kept.query_points, first.forward(kept.observations)), False)
     x = tf.constant(np.random.default_rng(4).uniform(size=(7, 2)))
     for ours, theirs in zip(model.predict(x), plain.predict(x)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
 
-    worse = _joined(
-        head, Dataset(data.query_points[inside : inside + 1], tf.constant([[99.0]], tf.float64))
-    )
-    model.update(worse)  # beyond the range fitted to
-    assert model.outcome_transform is not first and sum(rows[1:]) == 53
+    model.update(told(52, best, within, float(y[:52].max()) + 1.0))  # worse than the worst
     refitted = model.outcome_transform
-    grown_by = int(np.ceil(REFIT_GROWTH * 53)) - 53
-    within = np.flatnonzero((y > y[:52].min()) & (y < y[:52].max()))
-    later = [i for i in within if i >= 52 and i != inside][:grown_by]
-    assert len(later) == grown_by
-    model.update(_joined(worse, Dataset(*(tf.gather(t, later) for t in data.astuple()))))
+    assert refitted is not first and sum(rows[2:]) == 55
+    grown_by = int(np.ceil(REFIT_GROWTH * 55)) - 55
+    model.update(told(52, best, within, float(y[:52].max()) + 1.0, *[within] * grown_by))
     assert model.outcome_transform is not refitted  # 5 % more observations
