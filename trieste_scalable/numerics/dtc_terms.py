@@ -1,7 +1,7 @@
 r"""What the DTC posterior reads of the data: sums over the unique inputs' embeddings :math:`z`
 (:mod:`.embedding`) that are linear in the inputs, so they are summed a chunk of inputs at a
-time and, when evaluations are added, added to (:class:`~trieste_scalable.models.summed_terms.
-SummedTerms`):
+time and, when evaluations are added, added to
+(:class:`~trieste_scalable.models.summed_terms.SummedTerms`):
 
 .. math::
     G = Z^T N Z, \qquad g_s = Z^T s, \qquad g_n = Z^T n,
