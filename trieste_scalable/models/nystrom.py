@@ -40,7 +40,11 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
 
     Every ``update`` is a batch boundary: the dictionary is resampled by ``dictionary`` (by
     default ridge-leverage sampling with :math:`\bar q = 2`) from the variances of the batch that
-    just ended (BBKB Algorithm 1, lines 11-15), then the posterior is refactorised.
+    just ended (BBKB Algorithm 1, lines 11-15), then the posterior is refactorised. The data's
+    sums over the dictionary's embedding are kept: an update that appends evaluations over the
+    same dictionary and kernel embeds only those (:mod:`.summed_terms`), so with a policy that
+    keeps its draw (:meth:`~.DictionaryPolicy.inputs_drawn_among`) its cost does not grow with
+    the evaluations.
     ``ExactDictionary()`` keeps every point and makes the model an exact GP (as GP-BUCB needs).
 
     It is a Trieste ``FastUpdateModel``: predictions given additional (e.g. fantasized) data
