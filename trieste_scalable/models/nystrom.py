@@ -264,7 +264,9 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         )
 
         def sum_terms(rows: Rows, counts: tf.Tensor, sums: tf.Tensor) -> DataTerms:
-            return dtc_terms.sum_terms(ops, rows, counts, sums, inducing, mask, chol_kss, chunk)
+            return dtc_terms.sum_terms(
+                ops.data_terms, rows, counts, sums, inducing, mask, chol_kss, chunk
+            )
 
         key = (index.tobytes(), capacity, self._kernel_state())
         rows = self._rows(data)

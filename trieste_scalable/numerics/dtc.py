@@ -148,7 +148,9 @@ def build_posterior(
     :return: The posterior and the relative jitter that made :math:`K_S` factorise.
     """
     inducing, mask, chol_kss, used_jitter = factor_dictionary(ops, dictionary, capacity, jitter)
-    terms = sum_terms(ops, unique_inputs, counts, sums, inducing, mask, chol_kss, chunk_size)
+    terms = sum_terms(
+        ops.data_terms, unique_inputs, counts, sums, inducing, mask, chol_kss, chunk_size
+    )
     return posterior_of(inducing, mask, chol_kss, terms, noise, mean), used_jitter
 
 

@@ -13,14 +13,15 @@ for counts :math:`n` and sums :math:`s` of the observations at each unique input
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Callable, NamedTuple
 
 import tensorflow as tf
 
 from .bits import Rows
 
-if TYPE_CHECKING:
-    from .dtc import CompiledDTC
+ChunkTerms = Callable[..., tuple[tf.Tensor, tf.Tensor]]
+"""A compiled :func:`~.embedding.data_terms`: one chunk's :math:`Z^T N Z` and :math:`Z^T [s, n]`
+(``CompiledDTC.data_terms``)."""
 
 
 class DataTerms(NamedTuple):
@@ -41,7 +42,7 @@ class DataTerms(NamedTuple):
 
 
 def sum_terms(
-    ops: CompiledDTC,
+    chunk_terms: ChunkTerms,
     unique_inputs: Rows,
     counts: tf.Tensor,
     sums: tf.Tensor,
@@ -58,9 +59,7 @@ def sum_terms(
     projected = tf.zeros([size, 2], inducing.dtype)
     for start in range(0, len(unique_inputs), chunk_size):
         part = slice(start, start + chunk_size)
-        terms = ops.data_terms(
-            unique_inputs[part], counts[part], sums[part], inducing, mask, chol_kss
-        )
+        terms = chunk_terms(unique_inputs[part], counts[part], sums[part], inducing, mask, chol_kss)
         gram, projected = gram + terms[0], projected + terms[1]
     return DataTerms(gram, projected[:, 0], projected[:, 1])
 

@@ -35,14 +35,14 @@ def test_terms_summed_in_chunks_are_those_of_the_whole_embedding() -> None:
     ops = CompiledDTC(kernel, tf.float64)
     inducing, mask, chol_kss, _ = factor_dictionary(ops, x[:12], 15, 1e-10)  # padded
     whole = factor_data(kernel, x, counts, sums, inducing, mask, chol_kss, noise, mean)
-    terms = sum_terms(ops, x, counts, sums, inducing, mask, chol_kss, chunk_size=7)
+    terms = sum_terms(ops.data_terms, x, counts, sums, inducing, mask, chol_kss, chunk_size=7)
     eye = tf.eye(15, dtype=tf.float64)
     np.testing.assert_allclose(terms.gram + noise * eye, whole.precision, rtol=1e-12, atol=1e-12)
     chol_v, weights = factor_terms(terms, noise, mean)
     np.testing.assert_allclose(chol_v, whole.chol_v, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(weights, whole.weights, rtol=1e-10, atol=1e-12)
     head, tail = (
-        sum_terms(ops, x[part], counts[part], sums[part], inducing, mask, chol_kss, 7)
+        sum_terms(ops.data_terms, x[part], counts[part], sums[part], inducing, mask, chol_kss, 7)
         for part in (slice(0, 20), slice(20, 50))
     )
     for ours, theirs in zip(head.plus(tail), terms):
