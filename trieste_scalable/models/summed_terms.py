@@ -65,21 +65,21 @@ def summed_terms(
     changed = None
     if previous is not None and extends and key == previous.key:
         changed = _changed_rows(previous, counts, sums)
-    if changed is None:
+    if previous is None or changed is None:
         terms = sum_terms(rows, tf.constant(counts), tf.constant(sums))
     elif changed.size == 0:
-        terms = previous.terms  # type: ignore[union-attr]
+        terms = previous.terms
     else:
-        known = previous.counts.size  # type: ignore[union-attr]
+        known = previous.counts.size
         added_counts, added_sums = counts.copy(), sums.copy()
-        added_counts[:known] -= previous.counts  # type: ignore[union-attr]
-        added_sums[:known] -= previous.sums  # type: ignore[union-attr]
+        added_counts[:known] -= previous.counts
+        added_sums[:known] -= previous.sums
         added = sum_terms(
             subset_rows(rows, changed),
             tf.constant(added_counts[changed]),
             tf.constant(added_sums[changed]),
         )
-        terms = previous.terms.plus(added)  # type: ignore[union-attr]
+        terms = previous.terms.plus(added)
     return SummedTerms(key, counts.copy(), sums.copy(), terms)
 
 
