@@ -133,8 +133,6 @@ class ReplicatedGPBase(
             choices = ", ".join(("none", *TRANSFORMS))
             raise ValueError(f"unknown outcome_transform {outcome_transform!r}: one of {choices}")
         self._outcome_kind = outcome_transform
-        self.outcome_transform: Optional[OutcomeTransform] = None
-        """The transform of the last :meth:`update`'s observations (``None``: none)."""
         self._fitted_transform: Optional[FittedTransform] = None
         self._kernel = kernel
         parameters = list(kernel.parameters)
@@ -172,8 +170,9 @@ class ReplicatedGPBase(
 
     # ----------------------------------------------------------------- template methods
     @abstractmethod
-    def _absorb(self, data: ReplicatedData) -> None:
-        """Condition on ``data`` (all evaluations so far); must only assign once it succeeded."""
+    def _absorb(self, data: ReplicatedData, extends: bool) -> None:
+        """Condition on ``data`` (all evaluations so far), which ``extends`` the last update's
+        (:meth:`~.ReplicatedData.extends`) or not; must only assign once it succeeded."""
 
     @abstractmethod
     def _refactorise(self) -> None:
@@ -263,11 +262,13 @@ class ReplicatedGPBase(
         data = aggregate(x, y - np.asarray(centre, dtype=y.dtype), source)
         if self._data is not None and data.same_as(self._data):
             return  # e.g. Trieste's loop updating a model built with the same data: no-op
-        previous, previous_data = (self._centre, self._mean.numpy()), self._data
+        previous = (self._centre, self._mean.numpy())
+        extends = self._data is not None and data.extends(self._data)
+        other = self._data is not None and not extends
         self._centre = centre
         self._mean.assign(mean)
         try:
-            self._absorb(data)
+            self._absorb(data, extends)
         except Exception:
             self._centre = previous[0]
             self._mean.assign(previous[1])
@@ -275,9 +276,9 @@ class ReplicatedGPBase(
         if transform is not None and self._outcome_kind == "auto":
             if self.outcome_transform is None or self.outcome_transform.name != transform.name:
                 _log.info(f"outcome transform: auto picks {transform.name}")
-        self.outcome_transform, self._fitted_transform = transform, fitted
+        self._fitted_transform = fitted
         self._centre_variable.assign(tf.constant(centre, self._dtype))
-        if previous_data is not None and not data.extends(previous_data):
+        if other:
             self.fitter.start_over()  # other data, not more: a trust region's local points
         self._data_version += 1
 
@@ -287,6 +288,13 @@ class ReplicatedGPBase(
         units of the observations the model was given
         (:func:`~trieste_scalable.numerics.outcome_transforms.data_units` of ``predict_y``)."""
         return data_units(self.outcome_transform, *self.predict_y(query_points))
+
+    @property
+    def outcome_transform(self) -> Optional[OutcomeTransform]:
+        """The transform of the last :meth:`update`'s observations (``None``: none), refitted
+        on the schedule of :mod:`~trieste_scalable.models.transform_refits`."""
+        fitted = self._fitted_transform
+        return None if fitted is None else fitted.transform
 
     @property
     def prior_mean(self) -> Optional[float]:

@@ -150,7 +150,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         return InducingVariables(post.inducing[:m], post.weights[:m, None], q_sqrt[None])
 
     # ----------------------------------------------------------------- template methods
-    def _absorb(self, data: ReplicatedData) -> None:
+    def _absorb(self, data: ReplicatedData, extends: bool) -> None:
         """Resample the dictionary from the batch-start variances of the batch that just ended
         (BBKB Algorithm 1, lines 11-15, counting that batch first, so points first picked in it
         can enter the dictionary), then refactorise."""
@@ -163,7 +163,6 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         else:
             batch_start = self._marginals(self._posterior, x)[1].numpy()
         key = self._draw_key(data)
-        extends = self._data is not None and data.extends(self._data)
         if key is not None and key == self._drawn and extends:
             index = self._dictionary_index  # the same draw: skipped
         else:

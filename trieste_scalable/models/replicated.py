@@ -98,7 +98,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
         return InducingVariables(post.inputs, mean[:, None], root[None])
 
     # ----------------------------------------------------------------- template methods
-    def _absorb(self, data: ReplicatedData) -> None:
+    def _absorb(self, data: ReplicatedData, extends: bool) -> None:
         epoch = self._epoch_index(data)
         chol = self._factorise(data) if epoch is None else self._epoch_update(data, epoch)
         self._install(data, chol)

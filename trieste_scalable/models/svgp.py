@@ -154,7 +154,7 @@ class AdaptiveSVGP(InducingView, GaussianConditioning[svgp.WhitenedPosterior]):
         return result
 
     # ----------------------------------------------------------------- template methods
-    def _absorb(self, data: ReplicatedData) -> None:
+    def _absorb(self, data: ReplicatedData, extends: bool) -> None:
         start = time.perf_counter()
         size = self._schedule.size(data.counts.size)
         inducing = self._selector.select(data.inputs, size, self.compiled.greedy_selection)
