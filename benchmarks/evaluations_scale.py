@@ -13,12 +13,14 @@ a tell, the process's peak memory (a process past ``--memory-limit`` GB stops, r
 peak while it asks and tells (``batches``: the setup's products and scores freed), and the mean QED
 of the products the batches picked beside that of the N random ones (``picked``, ``random``): with
 ``--dictionaries``, for the package now with dictionaries of other sizes too (issue 81's question
-whether 1,000 points still find what a larger dictionary would at scale). The first batch is left
-out of the medians: it starts the worker processes and compiles. ``--fill-caches 200000``
-fingerprints that many random products before the first batch, so the space's bounded caches are as
-full as those of a campaign past 200,000 products scored (one of 10,000 evaluations has scored about
-800,000); without it, the caches hold what N and the batches touched, and the peak grows with N by
-that too.
+whether 1,000 points still find what a larger dictionary would at scale); with ``--move-sizes``,
+for the package now with the pool searches' moves scoring that many options (``screen
+--pool-move-size``: fewer products an ask, for its seconds against what it picks). The first
+batch is left out of the medians: it starts the worker processes and compiles.
+``--fill-caches 200000`` fingerprints that many random products before the first batch, so the
+space's bounded caches are as full as those of a campaign past 200,000 products scored (one of
+10,000 evaluations has scored about 800,000); without it, the caches hold what N and the batches
+touched, and the peak grows with N by that too.
 
     python benchmarks/evaluations_scale.py --evaluations 10000 30000 100000
     python benchmarks/evaluations_scale.py --same-fingerprints 100000 --evaluations   # the check
@@ -29,6 +31,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
+import inspect
 import json
 import multiprocessing
 import os
@@ -57,12 +60,15 @@ from trieste_scalable.chemistry.molecules import (  # noqa: E402
     fingerprint_width,
     fingerprints,
 )
+from trieste_scalable.spaces.pool_rule import MakeOnDemandPoolRule  # noqa: E402
 from trieste_scalable.spaces.reaction import ReactionLibrary  # noqa: E402
 from trieste_scalable.spaces.search_space import MakeOnDemandSpace  # noqa: E402
 
 SETTINGS = (DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH)
 WAYS = ("before", "now")
 INDUCING = algorithm("gp-bucb").default_inducing(library=True)
+MOVE_SIZE = inspect.signature(MakeOnDemandPoolRule).parameters["move_size"].default
+"""The pool searches' default move size (screen's)."""
 """GP-BUCB's dictionary, as screen's."""
 
 
@@ -96,11 +102,13 @@ def one(
     dictionary: int = INDUCING,
     fill: int = 0,
     transform: str = "none",
+    move_size: int = MOVE_SIZE,
 ) -> dict[str, Any]:
     """One configuration (module docstring), in this process, with the package it imports; the
     model's dictionary of ``dictionary`` points; ``fill`` random products fingerprinted before
     the first batch (so the space's caches are as full as a long campaign's); the model's outcome
-    ``transform`` (``screen --transform``)."""
+    ``transform`` (``screen --transform``); the pool searches' ``move_size`` (``screen
+    --pool-move-size``)."""
     made = library("now")
     space = MakeOnDemandSpace(made, SETTINGS)
     score = make_on_demand.objective_of("qed", "")
@@ -115,7 +123,8 @@ def one(
         points, scores = elsewhere.submit(_scored_sample, evaluations, seed).result()
     data = Dataset(tf.constant(points), tf.constant(scores))
     if hasattr(make_on_demand, "pool_optimizer"):
-        ask_tell = make_on_demand.pool_optimizer(space, data, seed, dictionary, transform)
+        pool = {} if move_size == MOVE_SIZE else {"move_size": move_size}
+        ask_tell = make_on_demand.pool_optimizer(space, data, seed, dictionary, transform, **pool)
     else:  # the package before issue 81, whose benchmark built the same inline
         ask_tell = _optimizer_before(space, data, seed, transform)
     if fill:
@@ -241,10 +250,11 @@ def run(
     options: argparse.Namespace,
     before: Path,
     dictionary: int = INDUCING,
+    move_size: int = MOVE_SIZE,
 ) -> Optional[dict]:
     """One configuration in a process of its own: ``way`` ``before`` runs this script's copy
     beside the benchmarks of ``before`` (an extracted tree), with that tree's package; ``now``
-    with a dictionary of ``dictionary`` points."""
+    with a dictionary of ``dictionary`` points and the pool searches' ``move_size``."""
     script = (
         Path(__file__).resolve() if way == "now" else before / "benchmarks" / Path(__file__).name
     )
@@ -257,6 +267,9 @@ def run(
     command += ["--dictionary", str(dictionary), "--fill-caches", str(options.fill_caches)]
     command += ["--transform", options.transform]
     label = way if dictionary == INDUCING else f"{way} m={dictionary}"
+    if move_size != MOVE_SIZE:
+        command += ["--move-size", str(move_size)]
+        label = f"{way} mv={move_size}"
     done = subprocess.run(
         command, capture_output=True, text=True, env=environment, cwd=script.parent
     )
@@ -291,6 +304,11 @@ def main() -> None:
     )
     parser.add_argument("--dictionary", type=int, default=INDUCING, help=argparse.SUPPRESS)
     parser.add_argument(
+        "--move-sizes", type=int, nargs="*", default=[],
+        help="more pool move sizes (screen --pool-move-size), now only",
+    )  # fmt: skip
+    parser.add_argument("--move-size", type=int, default=MOVE_SIZE, help=argparse.SUPPRESS)
+    parser.add_argument(
         "--fill-caches", type=int, default=0, metavar="N",
         help="fingerprint N random products first, as a long campaign's caches hold",
     )  # fmt: skip
@@ -310,6 +328,7 @@ def main() -> None:
             options.dictionary,
             options.fill_caches,
             options.transform,
+            options.move_size,
         )
         print(json.dumps(result))
         return
@@ -347,6 +366,8 @@ def main() -> None:
                 )
             for size in options.dictionaries:
                 run("now", evaluations, options, Path(before), size)
+            for size in options.move_sizes:
+                run("now", evaluations, options, Path(before), move_size=size)
 
 
 if __name__ == "__main__":

@@ -306,6 +306,11 @@ def main() -> None:
         help="GP-BUCB's dictionary, as screen's --inducing (default the campaigns'; 0: an exact "
         "GP throughout)",
     )
+    parser.add_argument(
+        "--pool-move-size",
+        type=int,
+        help="ours' pool searches' move size, as screen's --pool-move-size (default its default)",
+    )
     parser.add_argument("--walters-ts", help="a checkout of GitHub PatWalters/TS")
     parser.add_argument("--walters-python", default="python3", help="the Python to run it with")
     parser.add_argument(
@@ -327,8 +332,15 @@ def main() -> None:
     for seed in range(args.seeds):
         for transform in transforms:
             rule = f"ours {transform}"
+            pool = {} if args.pool_move_size is None else {"move_size": args.pool_move_size}
             ours = run_ours(
-                args.space, args.objective, lengths[rule], seed, args.inducing, transform=transform
+                args.space,
+                args.objective,
+                lengths[rule],
+                seed,
+                args.inducing,
+                transform=transform,
+                **pool,
             )
             mine = summary(np.array(ours["flat"]), scores, args.evaluations)
             if scores is None:
