@@ -67,9 +67,9 @@ from trieste_scalable.spaces.search_space import MakeOnDemandSpace  # noqa: E402
 SETTINGS = (DEFAULT_FINGERPRINT, DEFAULT_RADIUS, DEFAULT_WIDTH)
 WAYS = ("before", "now")
 INDUCING = algorithm("gp-bucb").default_inducing(library=True)
+"""GP-BUCB's dictionary, as screen's."""
 MOVE_SIZE = inspect.signature(MakeOnDemandPoolRule).parameters["move_size"].default
 """The pool searches' default move size (screen's)."""
-"""GP-BUCB's dictionary, as screen's."""
 
 
 class LibraryBefore(ReactionLibrary):
