@@ -99,7 +99,7 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
 
     # ----------------------------------------------------------------- template methods
     def _absorb(self, data: ReplicatedData, extends: bool) -> None:
-        epoch = self._epoch_index(data)
+        epoch = self._epoch_index(data) if extends else None
         chol = self._factorise(data) if epoch is None else self._epoch_update(data, epoch)
         self._install(data, chol)
         self.last_update_was_incremental = epoch is not None
@@ -140,19 +140,19 @@ class ReplicatedGPR(InducingView, GaussianConditioning[replicated.ReplicatedPost
         return chol
 
     def _epoch_index(self, data: ReplicatedData) -> Optional[int]:
-        """The one input whose count grew, if ``data`` is the old data plus one epoch."""
+        """The one input whose count grew, if ``data``, which extend the old data
+        (:meth:`~.ReplicatedData.extends`: the old inputs first, no count smaller), are the old
+        data plus one epoch."""
         old = self._data
         if old is None or self._posterior is None:
             return None
         q_old, q_new = old.counts.size, data.counts.size
-        if q_new not in (q_old, q_old + 1) or not np.array_equal(data.inputs[:q_old], old.inputs):
+        if q_new not in (q_old, q_old + 1):
             return None
         grew = np.flatnonzero(data.counts[:q_old] != old.counts)
         if q_new == q_old + 1:
             return q_old if grew.size == 0 else None
-        if grew.size != 1 or data.counts[grew[0]] < old.counts[grew[0]]:
-            return None
-        return int(grew[0])
+        return int(grew[0]) if grew.size == 1 else None
 
     def _epoch_update(self, data: ReplicatedData, index: int) -> tf.Tensor:
         """O(q^2) factor update for more evaluations at ``data.inputs[index]``."""
