@@ -117,18 +117,16 @@ class ComponentLibrary:
         """The rows of ``indices`` [N, C] whose products exist [K] and those products' packed
         fingerprints [K, ceil(W / 8)], ``settings`` being the fingerprint's kind, radius and size
         (:func:`~trieste_scalable.chemistry.molecules.fingerprints` of the product as made,
-        on every core: :mod:`~.product_workers`).
+        on every core: :mod:`~.product_workers`). No SMILES is written: a search scores
+        thousands of products an ask and proposes a hundred, and writing each one's canonical
+        SMILES was 41 % of making it (:meth:`product` writes those asked for).
         Stereocentres are features (``chirality``): products are distinct by canonical SMILES,
         and Walters' reagent lists hold many stereoisomers, which would otherwise share a
         fingerprint and be one candidate to a model (``design_measurements.md``)."""
         keys = [self._key(row) for row in np.asarray(indices)]
         tried = [key for key in dict.fromkeys(keys) if key not in self.failed]  # each once
         made = self._workers.make(self, tried, settings)
-        found = [
-            key
-            for key, text, failed in zip(tried, made.smiles, made.failed)
-            if self._remember(key, text if failed else None, text)
-        ]
+        found = [key for key, reason in zip(tried, made.reasons) if self._remember(key, reason)]
         row_of = {key: row for row, key in enumerate(found)}
         kept = [i for i, key in enumerate(keys) if key in row_of]
         return np.array(kept, dtype=np.int64), made.packed[[row_of[keys[i]] for i in kept]]
@@ -150,9 +148,12 @@ class ComponentLibrary:
         building blocks join into nothing."""
         raise NotImplementedError
 
-    def made(self, key: tuple[int, ...]) -> tuple[Optional[str], str, Optional[Any]]:
+    def made(
+        self, key: tuple[int, ...], written: bool = True
+    ) -> tuple[Optional[str], str, Optional[Any]]:
         """What ``key`` makes, not remembered: (``None``, its canonical SMILES, the sanitised
-        molecule), or (the reason it fails, ``""``, ``None``)."""
+        molecule), or (the reason it fails, ``""``, ``None``); without ``written``, the SMILES
+        is left ``""`` (not written)."""
         from rdkit import Chem
 
         molecule = self._joined(key)
@@ -164,6 +165,8 @@ class ComponentLibrary:
             return "not sanitisable", "", None
         if has_radical(molecule):
             return "radical", "", None
+        if not written:
+            return None, "", molecule
         smiles = Chem.MolToSmiles(molecule)
         if any(mark in smiles for mark in "@/\\"):
             # with stereo, written, read and written again: RDKit's first canonical SMILES of a
@@ -172,12 +175,13 @@ class ComponentLibrary:
             smiles = str(Chem.CanonSmiles(smiles))
         return None, smiles, molecule
 
-    def _remember(self, key: tuple[int, ...], reason: Optional[str], smiles: str) -> bool:
-        """Keeps what ``key`` made (its SMILES, or that it failed and why); whether it made a
-        product."""
+    def _remember(self, key: tuple[int, ...], reason: Optional[str], smiles: str = "") -> bool:
+        """Keeps what ``key`` made (its SMILES where written, or that it failed and why);
+        whether it made a product."""
         if reason is not None:
             self.failed.add(key)
             self.failures[reason] += 1
             return False
-        self._products.put(key, smiles)
+        if smiles:
+            self._products.put(key, smiles)
         return True

@@ -1,13 +1,14 @@
-"""Products and their fingerprints made on every core (issue 81): most of a make-on-demand ask
-is RDKit joining building blocks, writing canonical SMILES and fingerprinting, one product at a
-time, and RDKit's Python calls hold the GIL (two threads ran no faster than one), so the work is
-spread over processes.
+"""Products' fingerprints made on every core (issue 81): most of a make-on-demand ask is RDKit
+joining building blocks and fingerprinting the products, one at a time, and RDKit's Python calls
+hold the GIL (two threads ran no faster than one), so the work is spread over processes.
 
 :func:`make` is the one path, run here or in a worker: each product is fingerprinted from the
 molecule it was made as, its stereochemistry perceived again first (without that, 77 % of the
 quinazoline subset's atom-pair fingerprints differed from those of the molecule read back from
 its canonical SMILES, as before issue 81; with it, every one tested is the same: the tests and
-``benchmarks/evaluations_scale.py``), which saves reading each SMILES back.
+``benchmarks/evaluations_scale.py``), which saves reading each SMILES back. No SMILES is written
+at all: a search scores thousands of products an ask, and the few it proposes are named later
+(:meth:`~.library.ComponentLibrary.product`).
 
 :class:`ProductWorkers` keeps a pool of ``spawn``-started processes (TensorFlow's threads do not
 survive a ``fork``), each with a copy of the library made once (its caches left out), and splits a
@@ -49,22 +50,21 @@ WORKERS_VARIABLE = "TRIESTE_SCALABLE_PRODUCT_WORKERS"
 class MakesProducts(Protocol):
     """What the workers need of a library (:class:`~.library.ComponentLibrary`, picklable)."""
 
-    def made(self, key: tuple[int, ...]) -> tuple[Optional[str], str, Optional[Any]]:
-        """(``None``, the canonical SMILES, the molecule) of ``key``'s product, or (the reason
-        it fails, ``""``, ``None``)."""
+    def made(
+        self, key: tuple[int, ...], written: bool = True
+    ) -> tuple[Optional[str], str, Optional[Any]]:
+        """(``None``, the canonical SMILES (``""`` unless ``written``), the molecule) of
+        ``key``'s product, or (the reason it fails, ``""``, ``None``)."""
 
 
 class Made(NamedTuple):
     """What a request's tuples made, in its order.
 
-    :ivar smiles: Each tuple's product's canonical SMILES, or the reason it failed
-        (``failed[i]``).
-    :ivar failed: Whether each tuple failed [N].
+    :ivar reasons: Why each tuple failed, ``None`` where it made a product [N].
     :ivar packed: The products' packed fingerprints [N - failed, ceil(W / 8)], in order.
     """
 
-    smiles: list[str]
-    failed: np.ndarray
+    reasons: list[Optional[str]]
     packed: np.ndarray
 
 
@@ -73,11 +73,10 @@ def make(library: MakesProducts, keys: Sequence[tuple[int, ...]], settings: tupl
     in this process (module docstring)."""
     from rdkit import Chem
 
-    smiles, molecules, failed = [], [], []
+    reasons, molecules = [], []
     for key in keys:
-        reason, written, molecule = library.made(key)
-        failed.append(reason is not None)
-        smiles.append(written if reason is None else reason)
+        reason, _, molecule = library.made(key, written=False)
+        reasons.append(reason)
         if reason is None:
             Chem.AssignStereochemistry(molecule, cleanIt=True, force=True)
             molecules.append(molecule)
@@ -86,7 +85,7 @@ def make(library: MakesProducts, keys: Sequence[tuple[int, ...]], settings: tupl
         packed = np.packbits(fingerprints(molecules, kind, radius, size, chirality=True), axis=1)
     else:
         packed = np.zeros((0, -(-fingerprint_width(kind, size) // 8)), dtype=np.uint8)
-    return Made(smiles, np.array(failed, dtype=bool), packed)
+    return Made(reasons, packed)
 
 
 class ProductWorkers:
@@ -147,8 +146,7 @@ def _jobs(keys: Sequence[tuple[int, ...]], num: int) -> list[list[tuple[int, ...
 def _joined(parts: list[Made]) -> Made:
     """The jobs' products, in order."""
     return Made(
-        [s for part in parts for s in part.smiles],
-        np.concatenate([part.failed for part in parts]),
+        [reason for part in parts for reason in part.reasons],
         np.concatenate([part.packed for part in parts]),
     )
 

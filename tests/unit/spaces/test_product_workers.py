@@ -56,9 +56,22 @@ def test_workers_make_what_one_process_makes_and_reading_back_would(source: str)
     made, read_back = _read_back(_quinazoline(1) if source == "quinazoline" else alone, tuples)
     assert kept.tolist() == [i for i, s in enumerate(made) if s is not None]
     assert np.array_equal(packed, read_back)
-    assert parallel.products(tuples) == made  # the SMILES the workers sent back, remembered
+    assert parallel.products(tuples) == made  # written when asked for, here
     if source == "quinazoline":
         assert any("@" in s for s in made if s is not None)  # stereo products were tested
+
+
+def test_fingerprints_write_no_smiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The searches' products are fingerprinted without writing their SMILES; the SMILES of
+    those asked for later are the ones a library that never fingerprinted them writes."""
+    library = _quinazoline(1)
+    tuples = library.random_tuples(40, np.random.default_rng(5))
+    written = []
+    monkeypatch.setattr(Chem, "MolToSmiles", lambda *a, **k: written.append(1) or "")
+    kept, _ = library.fingerprints(tuples, SETTINGS)
+    assert len(kept) > 30 and not written and not len(library._products)
+    monkeypatch.undo()
+    assert library.products(tuples) == _quinazoline(1).products(tuples)
 
 
 def test_failures_are_remembered_as_in_one_process(tmp_path: Path) -> None:
