@@ -80,6 +80,23 @@ def test_memory_holds_a_bounded_number_of_products(tmp_path: Path) -> None:
     assert library.product([39, 19]) == "C" * 40 + "NC(=O)" + "C" * 20  # a40 and b20
 
 
+def test_cached_fingerprints_hold_only_their_own_bytes(tmp_path: Path) -> None:
+    """A cached row must not view the array its request made: one row kept would keep all of
+    that array (the cache held 2-3 times its rows' bytes in a campaign's searches)."""
+    (tmp_path / "a.smi").write_text("".join(f"{'C' * n}N a{n}\n" for n in range(1, 41)))
+    (tmp_path / "b.smi").write_text("".join(f"{'C' * n}C(=O)O b{n}\n" for n in range(1, 21)))
+    library = ReactionLibrary(
+        AMIDE, [read_reagents(tmp_path / "a.smi"), read_reagents(tmp_path / "b.smi")], workers=1
+    )
+    space = MakeOnDemandSpace(library, ("morgan", 2, 256), cache_size=10)
+    tuples = np.stack(np.meshgrid(range(40), range(20)), -1).reshape(-1, 2)
+    kept, packed = space.features(tuples.astype(np.float64))
+    assert len(kept) == 800 and len(space._rows) == 10
+    cached = list(space._rows._values.values())
+    assert all(row.base is None and row.nbytes == 32 for row in cached)
+    assert np.array_equal(np.stack(cached), packed[-10:])  # the last ten asked
+
+
 def test_reagent_files_in_both_formats_and_repeats_used_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
