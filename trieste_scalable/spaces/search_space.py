@@ -99,7 +99,8 @@ class MakeOnDemandSpace(SearchSpace):
         if missing:
             kept, packed = self.library.fingerprints(indices[missing], self.fingerprint)
             # each row copied: a view would keep the whole request's array alive as long as any
-            # one of its rows stays cached (measured: the cache then held 2-3 times its rows)
+            # one of its rows stays cached (the cache then held 2-3 times its rows' bytes:
+            # benchmarks/results/design_measurements.md)
             fresh = {keys[i]: row.copy() for i, row in zip(np.asarray(missing)[kept], packed)}
         rows = [fresh[key] if key in fresh else self._rows.get(key) for key in keys]
         for key, row in fresh.items():
