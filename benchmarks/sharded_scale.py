@@ -328,8 +328,8 @@ def main() -> None:
         "--binary-products",
         nargs="+",
         default=["auto"],
-        help="dtypes of the fingerprints' inner products to measure side by side (auto, "
-        "bfloat16, float32: TRIESTE_SCALABLE_BINARY_PRODUCTS)",
+        help="routes of the fingerprints' inner products to measure side by side (auto, "
+        "bfloat16, float32, sparse: TRIESTE_SCALABLE_BINARY_PRODUCTS)",
     )
     parser.add_argument("--in-memory", action="store_true", help="part D only (docstring)")
     parser.add_argument(

@@ -19,7 +19,7 @@ import tensorflow as tf
 from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
 
-from .numerics.binary_products import binary_products
+from .numerics.binary_products import binary_products, float32_products
 
 
 class Tanimoto(gpflow.kernels.Kernel):
@@ -88,7 +88,7 @@ class Tanimoto(gpflow.kernels.Kernel):
         are the same whole counts, formed in float32)."""
         rows, counts2 = prepared
         X, _ = self.slice(X, None)
-        inner = tf.matmul(tf.cast(X, tf.float32), rows, transpose_b=True)
+        inner = float32_products(X, rows)
         counts = tf.reduce_sum(X, axis=-1)
         return self.from_counts(tf.cast(inner, X.dtype), counts, tf.cast(counts2, X.dtype))
 

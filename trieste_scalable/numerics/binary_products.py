@@ -20,8 +20,18 @@ times faster than one float32 product. Blocks are used where the first side has 
 float32 product reads less. More blocks (4, 8) were tried: their branches made the first call of
 every compiled kernel user slower, for rows no library here has.
 
-``TRIESTE_SCALABLE_BINARY_PRODUCTS`` (``auto``, ``bfloat16`` or ``float32``) overrides the choice;
-it is read once per process.
+Where bfloat16 is not native and no GPU is used (``auto`` on most CPUs), a large chunk of sparse
+rows (at least :data:`SPARSE_MIN_ROWS` rows, at most :data:`SPARSE_MAX_DENSITY` of their bits on)
+is multiplied from its on-bits alone: a sparse-dense product (``tf.sparse.sparse_dense_matmul``)
+whose work is the on-bits times the second side's rows, not every bit. Its sums are the same whole
+counts in float32, so the same values; atom-pair counts in unary encoding have about 4 % of 6,144
+bits on, and a chunk's products against a dictionary of 1,000 took a quarter of the dense float32
+product's time on 2 cores (``benchmarks/results/design_measurements.md``). On a GPU the dense
+product stays: its tensor cores are what sparse rows would give up.
+
+``TRIESTE_SCALABLE_BINARY_PRODUCTS`` (``auto``, ``bfloat16``, ``float32`` or ``sparse``) overrides
+the choice; it is read once per process. ``float32`` is the dense float32 product for every chunk,
+``sparse`` the sparse product where a chunk is sparse enough and dense float32 otherwise.
 """
 
 from __future__ import annotations
@@ -42,21 +52,35 @@ docstring)."""
 BLOCKED_MIN_ROWS = 256
 """The fewest rows of the first side for which blocked bfloat16 products are tried."""
 
+SPARSE_MIN_ROWS = 256
+"""The fewest rows of the first side whose products are formed from their on-bits (a pick's
+few kernel rows read the dictionary once either way)."""
+
+SPARSE_MAX_DENSITY = 0.1
+"""The largest share of on-bits of the first side's rows whose products are formed from their
+on-bits: below it the sparse product beat the dense float32 one on every chunk measured."""
+
 _CPU_FLAGS = ("amx_bf16", "avx512_bf16")
+
+_CHOICES = ("auto", "bfloat16", "float32", "sparse")
 
 
 @functools.lru_cache(maxsize=None)
-def binary_products_dtype() -> tf.DType:
-    """The dtype of the products of 0/1 rows: bfloat16 where the hardware multiplies it
-    natively (or the environment asks for it), else float32."""
+def binary_products_route() -> str:
+    """How the products of 0/1 rows are formed: ``bfloat16`` where the hardware multiplies it
+    natively, else ``sparse`` on a CPU (sparse chunks from their on-bits, others in float32)
+    and ``float32`` on a GPU; or what the environment asks for (module docstring)."""
     choice = os.environ.get("TRIESTE_SCALABLE_BINARY_PRODUCTS", "auto")
-    if choice not in ("auto", "bfloat16", "float32"):
+    if choice not in _CHOICES:
         raise ValueError(
-            f"TRIESTE_SCALABLE_BINARY_PRODUCTS must be auto, bfloat16 or float32, got {choice!r}"
+            f"TRIESTE_SCALABLE_BINARY_PRODUCTS must be one of {', '.join(_CHOICES)}, "
+            f"got {choice!r}"
         )
-    if choice == "auto":
-        return tf.bfloat16 if _native_bfloat16() else tf.float32
-    return tf.as_dtype(choice)
+    if choice != "auto":
+        return choice
+    if _native_bfloat16():
+        return "bfloat16"
+    return "float32" if tf.config.list_physical_devices("GPU") else "sparse"
 
 
 def _native_bfloat16() -> bool:
@@ -79,9 +103,10 @@ def _native_bfloat16() -> bool:
 
 def binary_inner_products(x: tf.Tensor, x2: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
     """Exact inner products [N, N2] of binary rows ``x`` [N, D] and ``x2`` [N2, D], in ``dtype``:
-    formed in :func:`binary_products_dtype` where every row of ``x2`` has at most 256 on-bits
-    (checked in the graph), else in float32 (exact below 2^24 bits, and in the TF32 of GPU
-    tensor cores, whose inputs here are 0 or 1)."""
+    on the bfloat16 route (:func:`binary_products_route`) in bfloat16 where every row of ``x2``
+    has at most 256 on-bits (checked in the graph), else in float32 (exact below 2^24 bits, and
+    in the TF32 of GPU tensor cores, whose inputs here are 0 or 1), from the on-bits of ``x``
+    on the sparse route where it is sparse enough."""
     return binary_products(x, x2, dtype)[0]
 
 
@@ -101,14 +126,66 @@ def binary_products(
     x2_single = tf.cast(x2, tf.float32)
     counts2 = tf.reduce_sum(x2_single, axis=-1)
     counts = tf.reduce_sum(x, axis=-1)
-    if binary_products_dtype() == tf.float32:
-        inner = _products(x, x2_single, tf.float32)
+    if binary_products_route() != "bfloat16":
+        inner = float32_products(x, x2_single)
     elif tf.TensorShape(x.shape).rank is None:
         inner = _mixed_products(x, x2_single)
     else:
         rank = int(tf.TensorShape(x.shape).rank)
         inner = _compiled_mixed_products(tf.as_dtype(x.dtype), rank)(x, x2_single)
     return tf.cast(inner, dtype), tf.cast(counts, dtype), tf.cast(counts2, dtype)
+
+
+def float32_products(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+    """``x x2^T`` [..., N, N2] in float32 of 0/1 rows ``x`` [..., N, D] and float32 0/1 rows
+    ``x2`` [..., N2, D], exact: from the on-bits of ``x`` on the ``sparse`` route where a chunk
+    of rows is sparse enough (module docstring), else one dense float32 product."""
+    rank = tf.TensorShape(x.shape).rank
+    if binary_products_route() != "sparse" or rank != 2:
+        return _products(x, x2, tf.float32)
+    return _compiled_sparse_or_dense(tf.as_dtype(x.dtype))(x, x2)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_sparse_or_dense(dtype: tf.DType) -> Callable[..., tf.Tensor]:
+    """:func:`_sparse_or_dense` compiled once a process for ``x`` of ``dtype`` (as
+    :func:`_compiled_mixed_products`, so its branches are traced once, not into each caller)."""
+    signature = [tf.TensorSpec([None, None], dtype), tf.TensorSpec([None, None], tf.float32)]
+    return tf.function(
+        _sparse_or_dense,
+        input_signature=signature,
+        autograph=False,
+        experimental_attributes={"_noinline": True},
+    )
+
+
+def _sparse_or_dense(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+    """``x x2^T`` [N, N2] in float32: from the on-bits of ``x`` [N, D] where it has at least
+    :data:`SPARSE_MIN_ROWS` rows and at most :data:`SPARSE_MAX_DENSITY` of its bits on, else
+    dense."""
+    return tf.cond(
+        _sparse_enough(x),
+        lambda: _sparse_products(x, x2),
+        lambda: _products(x, x2, tf.float32),
+    )
+
+
+def _sparse_enough(x: tf.Tensor) -> tf.Tensor:
+    """Whether ``x`` [N, D] has at least :data:`SPARSE_MIN_ROWS` rows and at most
+    :data:`SPARSE_MAX_DENSITY` of its entries nonzero."""
+    shape = tf.shape(x, out_type=tf.int64)
+    on = tf.cast(tf.math.count_nonzero(x, dtype=tf.int64), tf.float64)
+    size = tf.cast(shape[0] * shape[1], tf.float64)
+    return tf.logical_and(shape[0] >= SPARSE_MIN_ROWS, on <= SPARSE_MAX_DENSITY * size)
+
+
+def _sparse_products(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
+    """``x x2^T`` [N, N2] in float32 from the on-bits of 0/1 rows ``x`` [N, D]: each entry sums
+    the columns of ``x2`` [N2, D] at a row's on-bits (whole counts, exact in float32). ``x2`` is
+    transposed first: the product read it in place about a third slower."""
+    on = tf.where(tf.not_equal(x, 0))
+    rows = tf.SparseTensor(on, tf.ones([tf.shape(on)[0]], tf.float32), tf.shape(x, tf.int64))
+    return tf.sparse.sparse_dense_matmul(rows, tf.transpose(x2))
 
 
 @functools.lru_cache(maxsize=None)

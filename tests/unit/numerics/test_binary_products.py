@@ -1,5 +1,5 @@
-"""Exact inner products of 0/1 rows in bfloat16 or float32 (numerics/binary_products.py),
-against NumPy's integer products."""
+"""Exact inner products of 0/1 rows in bfloat16, float32 or from their on-bits
+(numerics/binary_products.py), against NumPy's integer products."""
 
 from __future__ import annotations
 
@@ -12,18 +12,19 @@ import tensorflow as tf
 from trieste_scalable.numerics import binary_products
 from trieste_scalable.numerics.binary_products import (
     BFLOAT16_EXACT_COUNT,
+    SPARSE_MIN_ROWS,
     binary_inner_products,
-    binary_products_dtype,
+    binary_products_route,
 )
 
 
-@pytest.fixture(params=["bfloat16", "float32"])
+@pytest.fixture(params=["bfloat16", "float32", "sparse"])
 def products(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Each dtype of the products, forced through the environment."""
+    """Each route of the products, forced through the environment."""
     monkeypatch.setenv("TRIESTE_SCALABLE_BINARY_PRODUCTS", request.param)
-    binary_products_dtype.cache_clear()
+    binary_products_route.cache_clear()
     yield request.param
-    binary_products_dtype.cache_clear()
+    binary_products_route.cache_clear()
 
 
 def _rows(num: int, width: int, on: int, seed: int) -> np.ndarray:
@@ -35,18 +36,18 @@ def _rows(num: int, width: int, on: int, seed: int) -> np.ndarray:
     return rows
 
 
-def test_the_environment_chooses_the_dtype(products: str) -> None:
-    assert binary_products_dtype() == tf.as_dtype(products)
+def test_the_environment_chooses_the_route(products: str) -> None:
+    assert binary_products_route() == products
 
 
 def test_an_unknown_choice_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIESTE_SCALABLE_BINARY_PRODUCTS", "float16")
-    binary_products_dtype.cache_clear()
+    binary_products_route.cache_clear()
     try:
-        with pytest.raises(ValueError, match="auto, bfloat16 or float32"):
-            binary_products_dtype()
+        with pytest.raises(ValueError, match="auto, bfloat16, float32, sparse"):
+            binary_products_route()
     finally:
-        binary_products_dtype.cache_clear()
+        binary_products_route.cache_clear()
 
 
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
@@ -128,3 +129,27 @@ def test_blocks_cover_every_column_once() -> None:
     x2 = _concentrated(5, 4096, 300, 300, seed=10)
     most = binary_products._most_bits_in_a_block(tf.constant(x2, tf.float32), 8)
     assert int(most) == 300
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_sparse_chunks_give_the_same_counts(products: str, dtype: tf.DType) -> None:
+    x = _rows(SPARSE_MIN_ROWS + 44, 6144, 250, seed=11)  # 4 % on, as atom-pair counts
+    x[7] = 0  # a product without a fingerprint bit
+    x2 = _rows(120, 6144, 300, seed=12)
+    a, b = tf.constant(x, dtype), tf.constant(x2, dtype)
+    expected = x @ x2.T
+    np.testing.assert_array_equal(binary_inner_products(a, b, dtype).numpy(), expected)
+    compiled = tf.function(lambda p, q: binary_inner_products(p, q, dtype))
+    np.testing.assert_array_equal(compiled(a, b).numpy(), expected)
+    direct = binary_products._sparse_products(a, tf.cast(b, tf.float32))
+    np.testing.assert_array_equal(direct.numpy(), expected)
+
+
+def test_only_large_sparse_chunks_take_the_sparse_products() -> None:
+    def sparse(num: int, on: int) -> bool:
+        rows = tf.constant(_rows(num, 1000, on, seed=13), tf.float64)
+        return bool(binary_products._sparse_enough(rows))
+
+    assert sparse(SPARSE_MIN_ROWS, 100)  # 10 % on
+    assert not sparse(SPARSE_MIN_ROWS, 101)
+    assert not sparse(SPARSE_MIN_ROWS - 1, 40)  # a few rows: one dense product
