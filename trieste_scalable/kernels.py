@@ -19,7 +19,13 @@ import tensorflow as tf
 from check_shapes import inherit_check_shapes
 from gpflow.utilities import positive
 
-from .numerics.binary_products import binary_products, float32_products
+from .numerics.binary_products import (
+    OnBits,
+    binary_products,
+    float32_products,
+    on_bits,
+    on_bits_products,
+)
 
 
 class Tanimoto(gpflow.kernels.Kernel):
@@ -91,6 +97,22 @@ class Tanimoto(gpflow.kernels.Kernel):
         inner = float32_products(X, rows)
         counts = tf.reduce_sum(X, axis=-1)
         return self.from_counts(tf.cast(inner, X.dtype), counts, tf.cast(counts2, X.dtype))
+
+    def on_bits(self, X: tf.Tensor) -> OnBits:
+        """The on-bits of ``X`` [N, D] (0/1 rows: ``binary_inputs`` only), for
+        :meth:`K_on_bits` against many second sides (the pivots of a dictionary's draw)."""
+        if not self.binary_inputs:
+            raise ValueError("only a Tanimoto kernel with binary_inputs=True reads on-bits")
+        X, _ = self.slice(X, None)
+        return on_bits(X)
+
+    def K_on_bits(self, on: OnBits, X2: tf.Tensor) -> tf.Tensor:
+        """``K(X, X2)`` [N, M] for ``on = on_bits(X)``: the same values (the inner products are
+        the same whole counts, formed from the on-bits in float32)."""
+        X2, _ = self.slice(X2, None)
+        dtype = X2.dtype
+        inner = tf.cast(on_bits_products(on.rows, X2), dtype)
+        return self.from_counts(inner, tf.cast(on.counts, dtype), tf.reduce_sum(X2, axis=-1))
 
     def _squared_norms(self, X: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
         """:math:`\\|x\\|^2` of each row [...] of ``X`` [..., D] in ``dtype``: of 0/1 rows their

@@ -8,11 +8,12 @@ reproducible from a seed and independent of TensorFlow's global seed.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Literal, Optional
+from typing import Callable, Literal, Optional
 
 import numpy as np
 import tensorflow as tf
 
+from ..numerics.binary_products import SPARSE_MAX_DENSITY, OnBits, binary_products_route
 from ..numerics.bits import PackedRows, gather_rows
 from ..numerics.dtc import CompiledDTC
 from ..numerics.linalg import chunked_map
@@ -168,9 +169,50 @@ class RidgeLeverageSampler(DictionaryPolicy):
         return f"RidgeLeverageSampler(oversampling={self.oversampling}, repeats={self.repeats!r})"
 
 
-def _kernel_columns(ops: CompiledDTC, inputs: PackedRows, anchors: tf.Tensor) -> tf.Tensor:
-    """The kernel between every input and ``anchors`` [n, b], a chunk of inputs at a time."""
-    return chunked_map(lambda x: ops.kernel_columns(x, anchors), inputs, CHUNK_SIZE)[0]
+Columns = Callable[[tf.Tensor], tf.Tensor]
+"""The kernel columns [n, b] of a draw's inputs against anchors [b, D]."""
+
+
+def _prior_and_columns(ops: CompiledDTC, inputs: PackedRows) -> tuple[tf.Tensor, Columns]:
+    """The prior variances [n] of packed ``inputs`` and their :data:`Columns`.
+
+    With a binary Tanimoto kernel on a CPU (the sparse route of
+    :mod:`~trieste_scalable.numerics.binary_products`), each chunk of inputs is unpacked once
+    for the whole draw and kept as its on-bits, which each block of pivots multiplies: unpacked
+    again for every block, the inputs were a third of a draw's time (at 10,000 evaluations, 16,000
+    inputs unpacked ten times: ``benchmarks/results/design_measurements.md``). A chunk with more
+    than :data:`~trieste_scalable.numerics.binary_products.SPARSE_MAX_DENSITY` of its bits on is
+    unpacked for every block instead, as every chunk is elsewhere."""
+
+    def unpacked(start: int) -> tf.Tensor:
+        return inputs[start : start + CHUNK_SIZE]
+
+    read_on_bits, on_bits_columns = ops.on_bits, ops.on_bits_columns
+    if read_on_bits is None or on_bits_columns is None or binary_products_route() != "sparse":
+        prior = chunked_map(lambda x: ops.kernel(x, full_cov=False), inputs, CHUNK_SIZE)[0]
+        return prior, lambda anchors: chunked_map(
+            lambda x: ops.kernel_columns(x, anchors), inputs, CHUNK_SIZE
+        )[0]
+    priors, parts = [], []
+    for start in range(0, len(inputs), CHUNK_SIZE):
+        chunk = unpacked(start)
+        priors.append(ops.kernel(chunk, full_cov=False))
+        on = read_on_bits(chunk)
+        sparse = int(tf.shape(on.rows.indices)[0]) <= SPARSE_MAX_DENSITY * int(tf.size(chunk))
+        parts.append(on if sparse else start)
+
+    def columns(anchors: tf.Tensor) -> tf.Tensor:
+        return tf.concat(
+            [
+                on_bits_columns(part, anchors)
+                if isinstance(part, OnBits)
+                else ops.kernel_columns(unpacked(part), anchors)
+                for part in parts
+            ],
+            axis=0,
+        )
+
+    return tf.concat(priors, axis=0), columns
 
 
 _SEEDS = 2**31 - 1
@@ -276,13 +318,13 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
             num_bytes = int(inputs.bits.shape[1])
             bits = gather_rows(inputs.bits, tf.constant(among), num_bytes)
             inputs = PackedRows(bits, inputs.width, inputs.dtype)
-        residual = chunked_map(lambda x: ops.kernel(x, full_cov=False), inputs, CHUNK_SIZE)[0]
+        residual, columns_of = _prior_and_columns(ops, inputs)
         rows = tf.zeros([self.size, len(among)], dtype=inputs.dtype)
         picked = []
         for start in range(0, self.size, self.block):
             count = min(self.block, self.size - start)
             chosen = ops.draw_pivots(residual, count, self._seed_of(num, start))
-            columns = _kernel_columns(ops, inputs, inputs.gather(chosen))
+            columns = columns_of(inputs.gather(chosen))
             rows, residual = ops.add_pivots(columns, rows, residual, start, chosen)
             picked.append(chosen.numpy())
         return np.sort(among[np.concatenate(picked)])

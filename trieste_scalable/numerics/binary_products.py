@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import tensorflow as tf
 
@@ -181,11 +181,35 @@ def _sparse_enough(x: tf.Tensor) -> tf.Tensor:
 
 def _sparse_products(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
     """``x x2^T`` [N, N2] in float32 from the on-bits of 0/1 rows ``x`` [N, D]: each entry sums
-    the columns of ``x2`` [N2, D] at a row's on-bits (whole counts, exact in float32). ``x2`` is
-    transposed first: the product read it in place about a third slower."""
+    the columns of ``x2`` [N2, D] at a row's on-bits (whole counts, exact in float32)."""
+    return on_bits_products(on_bits(x).rows, x2)
+
+
+class OnBits(NamedTuple):
+    """0/1 rows [N, D] held as their on-bits, for their products with other rows many times
+    (the kernel columns of each block of pivots drawn among them): a product then reads the
+    on-bits only, not the rows unpacked again.
+
+    :ivar rows: The rows [N, D]: float32 ones at the on-bits.
+    :ivar counts: The on-bits of each row [N], in the rows' dtype.
+    """
+
+    rows: tf.SparseTensor
+    counts: tf.Tensor
+
+
+def on_bits(x: tf.Tensor) -> OnBits:
+    """The :class:`OnBits` of 0/1 rows ``x`` [N, D] (in any dtype)."""
     on = tf.where(tf.not_equal(x, 0))
     rows = tf.SparseTensor(on, tf.ones([tf.shape(on)[0]], tf.float32), tf.shape(x, tf.int64))
-    return tf.sparse.sparse_dense_matmul(rows, tf.transpose(x2))
+    return OnBits(rows, tf.reduce_sum(x, axis=-1))
+
+
+def on_bits_products(rows: tf.SparseTensor, x2: tf.Tensor) -> tf.Tensor:
+    """``x x2^T`` [N, N2] in float32 of the rows ``x`` [N, D] held as ``rows``
+    (:attr:`OnBits.rows`) and float32 0/1 rows ``x2`` [N2, D], exact. ``x2`` is transposed
+    first: the product read it in place about a third slower."""
+    return tf.sparse.sparse_dense_matmul(rows, tf.transpose(tf.cast(x2, tf.float32)))
 
 
 @functools.lru_cache(maxsize=None)

@@ -23,6 +23,7 @@ from typing import Optional
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from .binary_products import OnBits
 from .bits import Rows
 from .compile import Compiled, compiler, sets_spec, specs
 from .dtc_posterior import DTCPosterior
@@ -306,6 +307,14 @@ class CompiledDTC(CompiledEvidence):
         count, seed = tf.TensorSpec([], tf.int32), tf.TensorSpec([2], tf.int32)
         self.pivot_block = compile_(pivot_block, matrix, matrix, vector, count, count, seed)
         self.kernel_columns = compile_(lambda kernel, x, x2: kernel(x, x2), matrix, matrix)
+        if prepares_rows(kernel):  # the inputs a dictionary is drawn among, held as on-bits
+            on = OnBits(tf.SparseTensorSpec([None, None], tf.float32), vector)
+            self.on_bits: Optional[Compiled] = compile_(lambda k, x: k.on_bits(x), matrix)
+            self.on_bits_columns: Optional[Compiled] = compile_(
+                lambda k, on, x2: k.K_on_bits(on, x2), on, matrix
+            )
+        else:
+            self.on_bits = self.on_bits_columns = None
         self.draw_pivots = Compiled(draw_pivots, [vector, count, seed])
         self.add_pivots = Compiled(
             add_pivots, [matrix, matrix, vector, count, tf.TensorSpec([None], tf.int32)]

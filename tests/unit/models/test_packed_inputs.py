@@ -12,6 +12,9 @@ from trieste_scalable.acquisition.pending import outstanding, proposed
 from trieste_scalable.campaigns.algorithms.builders import build
 from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.models import NystromGPR, PivotedCholeskyDictionary
+from trieste_scalable.models import dictionary as dictionary_module
+from trieste_scalable.numerics.binary_products import binary_products_route
+from trieste_scalable.numerics.bits import PackedRows
 from trieste_scalable.packed_space import PackedSearchSpace
 
 WIDTH = 61  # not a whole number of bytes: the last byte's padding must be ignored
@@ -152,3 +155,36 @@ def test_rules_read_told_rows_packed() -> None:
     evaluated = EvaluatedCandidates()
     np.testing.assert_array_equal(evaluated.positions(space, packed[[1, 3]]), [1, 3])
     np.testing.assert_array_equal(evaluated.positions(space, rows[[1, 3]]), [1, 3])
+
+
+def test_pivots_drawn_from_on_bits_are_those_of_the_dense_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On the sparse route the draw keeps each chunk of packed inputs as its on-bits, or, for a
+    chunk with too many on-bits, unpacks it for each block: the same dictionary either way."""
+    monkeypatch.setenv("TRIESTE_SCALABLE_BINARY_PRODUCTS", "sparse")
+    binary_products_route.cache_clear()
+    monkeypatch.setattr(dictionary_module, "CHUNK_SIZE", 16)  # six chunks of 90 inputs
+    try:
+        rng = np.random.default_rng(6)
+        rows = np.zeros((90, WIDTH))
+        for i, row in enumerate(rows):  # 3 of 61 bits on (5 %); rows 32-47 half on: one chunk
+            row[rng.choice(WIDTH, 30 if 32 <= i < 48 else 3, replace=False)] = 1.0
+        assert len(np.unique(rows, axis=0)) == len(rows)
+        scores = tf.constant(rows[:, :10].sum(axis=1, keepdims=True) + rng.normal(size=(90, 1)))
+        packed_rows = tf.constant(np.packbits(rows.astype(np.uint8), axis=1))
+        dense = model(Dataset(tf.constant(rows), scores), 20, False)
+        packed = model(Dataset(packed_rows, scores), 20, True)
+        np.testing.assert_array_equal(packed.dictionary.numpy(), dense.dictionary.numpy())
+        query = tf.constant(rows[::7])
+        np.testing.assert_allclose(packed.predict(query)[0], dense.predict(query)[0], rtol=1e-9)
+        counts = packed.compiled.tracing_counts()
+        assert counts["on_bits_columns"] == 1 and counts["kernel_columns"] == 1, counts
+        # the columns and prior each block reads, against the kernel on the dense rows
+        inputs = PackedRows(packed_rows, WIDTH, tf.float64)
+        prior, columns_of = dictionary_module._prior_and_columns(packed.compiled, inputs)
+        kernel, anchors = packed.get_kernel(), tf.constant(rows[[3, 40, 77]])
+        np.testing.assert_array_equal(columns_of(anchors), kernel(rows, anchors))
+        np.testing.assert_array_equal(prior, kernel(rows, full_cov=False))
+    finally:
+        binary_products_route.cache_clear()

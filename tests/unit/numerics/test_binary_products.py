@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from trieste_scalable.kernels import Tanimoto
 from trieste_scalable.numerics import binary_products
 from trieste_scalable.numerics.binary_products import (
     BFLOAT16_EXACT_COUNT,
@@ -153,3 +154,12 @@ def test_only_large_sparse_chunks_take_the_sparse_products() -> None:
     assert sparse(SPARSE_MIN_ROWS, 100)  # 10 % on
     assert not sparse(SPARSE_MIN_ROWS, 101)
     assert not sparse(SPARSE_MIN_ROWS - 1, 40)  # a few rows: one dense product
+
+
+def test_the_tanimoto_kernel_from_on_bits_and_its_refusal() -> None:
+    x, x2 = _rows(50, 300, 12, seed=14), _rows(7, 300, 20, seed=15)
+    kernel = Tanimoto(variance=1.7, binary_inputs=True)
+    a, b = tf.constant(x, tf.float64), tf.constant(x2, tf.float64)
+    np.testing.assert_array_equal(kernel.K_on_bits(kernel.on_bits(a), b), kernel(a, b))
+    with pytest.raises(ValueError, match="binary_inputs=True"):
+        Tanimoto().on_bits(a)
