@@ -132,7 +132,7 @@ def binary_products(
         inner = _mixed_products(x, x2_single)
     else:
         rank = int(tf.TensorShape(x.shape).rank)
-        inner = _compiled_mixed_products(tf.as_dtype(x.dtype), rank)(x, x2_single)
+        inner = _compiled_apart(_mixed_products, tf.as_dtype(x.dtype), rank)(x, x2_single)
     return tf.cast(inner, dtype), tf.cast(counts, dtype), tf.cast(counts2, dtype)
 
 
@@ -143,20 +143,7 @@ def float32_products(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
     rank = tf.TensorShape(x.shape).rank
     if binary_products_route() != "sparse" or rank != 2:
         return _products(x, x2, tf.float32)
-    return _compiled_sparse_or_dense(tf.as_dtype(x.dtype))(x, x2)
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled_sparse_or_dense(dtype: tf.DType) -> Callable[..., tf.Tensor]:
-    """:func:`_sparse_or_dense` compiled once a process for ``x`` of ``dtype`` (as
-    :func:`_compiled_mixed_products`, so its branches are traced once, not into each caller)."""
-    signature = [tf.TensorSpec([None, None], dtype), tf.TensorSpec([None, None], tf.float32)]
-    return tf.function(
-        _sparse_or_dense,
-        input_signature=signature,
-        autograph=False,
-        experimental_attributes={"_noinline": True},
-    )
+    return _compiled_apart(_sparse_or_dense, tf.as_dtype(x.dtype), 2)(x, x2)
 
 
 def _sparse_or_dense(x: tf.Tensor, x2: tf.Tensor) -> tf.Tensor:
@@ -213,13 +200,16 @@ def on_bits_products(rows: tf.SparseTensor, x2: tf.Tensor) -> tf.Tensor:
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_mixed_products(dtype: tf.DType, rank: int) -> Callable[..., tf.Tensor]:
-    """:func:`_mixed_products` compiled once a process for ``x`` of ``dtype`` and ``rank``: a
-    compiled caller calls it rather than tracing its branches again (traced into each caller,
-    they made the first call of GP-BUCB's in-batch functions several times slower to trace)."""
+def _compiled_apart(
+    products: Callable[[tf.Tensor, tf.Tensor], tf.Tensor], dtype: tf.DType, rank: int
+) -> Callable[..., tf.Tensor]:
+    """``products`` (:func:`_mixed_products`, :func:`_sparse_or_dense`) compiled once a process
+    for ``x`` of ``dtype`` and ``rank``: a compiled caller calls it rather than tracing its
+    branches again (traced into each caller, they made the first call of GP-BUCB's in-batch
+    functions several times slower to trace)."""
     signature = [tf.TensorSpec([None] * rank, dtype), tf.TensorSpec([None] * rank, tf.float32)]
     return tf.function(
-        _mixed_products,
+        products,
         input_signature=signature,
         autograph=False,
         experimental_attributes={"_noinline": True},
