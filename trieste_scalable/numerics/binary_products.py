@@ -24,10 +24,11 @@ Where bfloat16 is not native and no GPU is used (``auto`` on most CPUs), a large
 rows (at least :data:`SPARSE_MIN_ROWS` rows, at most :data:`SPARSE_MAX_DENSITY` of their bits on)
 is multiplied from its on-bits alone: a sparse-dense product (``tf.sparse.sparse_dense_matmul``)
 whose work is the on-bits times the second side's rows, not every bit. Its sums are the same whole
-counts in float32, so the same values; atom-pair counts in unary encoding have about 4 % of 6,144
-bits on, and a chunk's products against a dictionary of 1,000 took a quarter of the dense float32
-product's time on 2 cores (``benchmarks/results/design_measurements.md``). On a GPU the dense
-product stays: its tensor cores are what sparse rows would give up.
+counts in float32, so the same values; atom-pair counts in unary encoding have about 5 % of 6,144
+bits on, and 2,048 products' rows against a dictionary of 1,000 took 0.4 times the dense float32
+product's time on 2 cores (``benchmarks/binary_products.py``; rows with their on-bits spread
+uniformly at random were no faster: ``benchmarks/results/design_measurements.md``). On a GPU the
+dense product stays: its tensor cores are what sparse rows would give up.
 
 ``TRIESTE_SCALABLE_BINARY_PRODUCTS`` (``auto``, ``bfloat16``, ``float32`` or ``sparse``) overrides
 the choice; it is read once per process. ``float32`` is the dense float32 product for every chunk,
@@ -58,7 +59,8 @@ few kernel rows read the dictionary once either way)."""
 
 SPARSE_MAX_DENSITY = 0.1
 """The largest share of on-bits of the first side's rows whose products are formed from their
-on-bits: below it the sparse product beat the dense float32 one on every chunk measured."""
+on-bits: twice the share of products' fingerprints, whose sparse products took 0.4-0.46 times
+the dense float32 ones; the sparse product's work grows with the on-bits, the dense one's not."""
 
 _CPU_FLAGS = ("amx_bf16", "avx512_bf16")
 
