@@ -33,9 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from trieste_scalable.spaces.reaction import QUINAZOLINE, REAGENTS
+import make_on_demand
 
-REAGENT_FILES = ("aminobenzoic_ok", "primary_amines_ok", "carboxylic_acids_ok")
+SPACE = "quinazoline"
+"""Walters' full space, as ``make_on_demand.py`` builds it."""
 
 
 @dataclass
@@ -50,10 +51,10 @@ class Sample:
 
 
 def screen_command(args: argparse.Namespace, logdir: Path) -> list[str]:
-    reagents = [str(REAGENTS / f"{name}.smi.gz") for name in REAGENT_FILES]
+    reagents = [str(path) for path in make_on_demand.reagent_files(SPACE)]
     return [
         sys.executable, "-m", "trieste_scalable", "screen",
-        "--reaction", QUINAZOLINE, "--reagents", *reagents,
+        "--reaction", make_on_demand.SPACES[SPACE][0], "--reagents", *reagents,
         "--objective", args.objective, "--budget", str(args.budget), "--seed", str(args.seed),
         "--quiet", "--logdir", str(logdir),
     ]  # fmt: skip
