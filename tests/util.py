@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import csv
+import gc
 import sys
+import tracemalloc
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import gpflow
 import numpy as np
@@ -97,3 +99,21 @@ def screen_argv(
 
 COMMAND = [sys.executable, "-m", "trieste_scalable"]
 """The command line, as a subprocess runs it."""
+
+
+def retained_bytes(call: Callable[[], object], times: int, warmup: int = 20) -> int:
+    """Python-allocated bytes still held after ``times`` calls of ``call`` (``tracemalloc``,
+    after ``warmup`` calls and a collection), whatever the calls return being dropped: what a
+    loop that calls it forever would leak ``times`` calls' worth of."""
+    for _ in range(warmup):
+        call()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(times):
+            call()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()

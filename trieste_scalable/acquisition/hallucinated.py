@@ -329,7 +329,7 @@ class HallucinatedBatchRule(
         }
         if refine_in is not None and picks.points:
             return tf.concat(picks.points, axis=0), picks.information, stats
-        chosen = take_rows(candidates, tf.constant(picks.chosen, tf.int32))
+        chosen = take_rows(candidates, np.asarray(picks.chosen, np.int64))
         return chosen, picks.information, stats
 
     def _posteriors(

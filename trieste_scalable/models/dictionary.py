@@ -16,6 +16,7 @@ import tensorflow as tf
 from ..numerics.binary_products import SPARSE_MAX_DENSITY, OnBits, binary_products_route
 from ..numerics.bits import PackedRows, gather_rows
 from ..numerics.dtc import CompiledDTC
+from ..numerics.host_tensors import host_tensor
 from ..numerics.linalg import chunked_map
 from ..numerics.sizes import CHUNK_SIZE
 
@@ -316,7 +317,7 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
             rng = np.random.default_rng([self.seed, num])
             among = np.sort(rng.choice(num, self.candidates * self.size, replace=False))
             num_bytes = int(inputs.bits.shape[1])
-            bits = gather_rows(inputs.bits, tf.constant(among), num_bytes)
+            bits = gather_rows(inputs.bits, host_tensor(among), num_bytes)
             inputs = PackedRows(bits, inputs.width, inputs.dtype)
         residual, columns_of = _prior_and_columns(ops, inputs)
         rows = tf.zeros([self.size, len(among)], dtype=inputs.dtype)
@@ -333,7 +334,7 @@ class PivotedCholeskyDictionary(DictionaryPolicy):
         """The stateless seed [2] of the block starting at pivot ``start`` among ``num``
         inputs."""
         draw = (num * self.size + start) % _SEEDS
-        return tf.constant([self.seed % _SEEDS, draw], tf.int32)
+        return host_tensor([self.seed % _SEEDS, draw], tf.int32)
 
     def _select(self, counts: np.ndarray, batch_start_variances: np.ndarray) -> np.ndarray:
         raise TypeError("PivotedCholeskyDictionary chooses from the inputs: call choose")

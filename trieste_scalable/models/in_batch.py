@@ -25,6 +25,7 @@ from ..numerics import dtc
 from ..numerics.dtc import CompiledDTC
 from ..numerics.dtc_posterior import DTCPosterior
 from ..numerics.hallucination import HallucinatedPoints, RowFeatures
+from ..numerics.host_tensors import host_tensor
 from ..numerics.linalg import SliceableRows, chunked_map
 
 
@@ -114,7 +115,7 @@ class InBatchPosterior:
                 )
             parts = remote.marginals(self._ops.kernel, self._batch_start, self._chunk_size)
             dtype = self._batch_start.mean.dtype
-            return tf.constant(parts[0], dtype), tf.constant(parts[1], dtype)
+            return host_tensor(parts[0], dtype), host_tensor(parts[1], dtype)
         mean, var = chunked_map(
             lambda chunk: self._ops.marginals(self._batch_start, chunk),
             candidates,
@@ -226,13 +227,12 @@ class FeatureCache:
         missing = [i for key, i in first.items() if key not in self._kept]
         new: dict[Hashable, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         if missing:
-            z, p, residual = (t.numpy() for t in self._compute(tf.gather(rows, missing)))
+            asked = tf.gather(rows, host_tensor(missing, tf.int64))
+            z, p, residual = (t.numpy() for t in self._compute(asked))
             new = {named[i]: (z[j], p[j], residual[j]) for j, i in enumerate(missing)}
             for key in list(new)[: max(self._max_rows - len(self._kept), 0)]:
                 self._kept[key] = new[key]
         parts = [self._kept[key] if key in self._kept else new[key] for key in named]
         z, p, residual = (np.stack(column) for column in zip(*parts))
         dtype = rows.dtype
-        return RowFeatures(
-            tf.constant(z, dtype), tf.constant(p, dtype), tf.constant(residual, dtype)
-        )
+        return RowFeatures(*(host_tensor(column, dtype) for column in (z, p, residual)))

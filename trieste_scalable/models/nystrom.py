@@ -17,6 +17,7 @@ from ..numerics import dtc, dtc_terms
 from ..numerics.bits import PackedRows, Rows, take_rows
 from ..numerics.dtc import CompiledDTC
 from ..numerics.dtc_terms import DataTerms
+from ..numerics.host_tensors import host_tensor
 from ..numerics.linalg import chunked_map, lower_root_of_inverse
 from .base import ModelOptions
 from .conditioning import FantasyPredictions
@@ -249,7 +250,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         if not (np.isfinite(regulariser) and regulariser > 0):
             raise ValueError(f"the regulariser must be finite and > 0, got {regulariser}")
         terms = self._summed.terms  # type: ignore[union-attr]  # set with the posterior
-        return dtc.with_regulariser(post, terms, tf.constant(regulariser, self._dtype))
+        return dtc.with_regulariser(post, terms, host_tensor(regulariser, self._dtype))
 
     def _factorise(self, data: ReplicatedData, index: np.ndarray, extends: bool) -> None:
         """Condition on ``data`` over the dictionary ``index``; the data's terms are the last
@@ -284,7 +285,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
 
     def _inputs_at(self, data: ReplicatedData, index: np.ndarray) -> tf.Tensor:
         """The unique inputs at ``index`` [K], dense [K, D] (the dictionary's)."""
-        return take_rows(self._rows(data), tf.constant(index, tf.int64))
+        return take_rows(self._rows(data), index)
 
     def _dense_data(self, data: ReplicatedData) -> ReplicatedData:
         """``data`` with its inputs unpacked, for a fit (which reads them whole).
@@ -352,7 +353,7 @@ class NystromGPR(InducingView, FantasyPredictions[dtc.DTCPosterior]):
         post = self._require_posterior()
         ops = self.compiled
         x = self._check_points(additional.query_points)
-        y = tf.convert_to_tensor(additional.observations, dtype=self._dtype)
+        y = host_tensor(additional.observations, self._dtype)
         tf.debugging.assert_all_finite(y, "additional observations must be finite")
         points = tf.reshape(x, tf.concat([[-1], tf.shape(x)[-2:]], axis=0))  # [F, K, D]
         residuals = tf.reshape(y, [tf.shape(points)[0], -1]) - self._centre_tensor() - post.mean

@@ -13,6 +13,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 import tensorflow as tf
 
+from .host_tensors import host_tensor
 from .rows import ALIGNMENT, aligned_empty
 
 DENSE_LIMIT_BYTES = 2**30
@@ -25,9 +26,17 @@ def unpack_bits(
     """The rows [N, width] in ``dtype`` of packed rows ``bits`` [N, ceil(width / 8)] (uint8):
     1 for a set bit, ``off`` for a clear one. One gather from a table of the 256 bytes' values
     (half the time of shifting and masking each bit on CPU)."""
-    table = tf.constant(np.where(_BITS_OF_BYTE == 1, 1.0, off), dtype)
-    unpacked = tf.gather(table, tf.cast(bits, tf.int32))  # [N, W, 8]
+    unpacked = tf.gather(_byte_values(dtype, off), tf.cast(bits, tf.int32))  # [N, W, 8]
     return tf.reshape(unpacked, [tf.shape(bits)[0], -1])[:, :width]
+
+
+@functools.lru_cache(maxsize=None)
+def _byte_values(dtype: tf.DType, off: float) -> tf.Tensor:
+    """The 256 bytes' values [256, 8] (1 for a set bit, ``off`` for a clear one), made once,
+    outside any graph being traced (each eager unpack made it again, a host conversion that
+    TensorFlow leaks: :mod:`.host_tensors`)."""
+    with tf.init_scope():
+        return host_tensor(np.where(_BITS_OF_BYTE == 1, 1.0, off), dtype)
 
 
 def on_bits(rows: np.ndarray, packed: bool) -> np.ndarray:
@@ -106,7 +115,7 @@ class PackedRows:
         """The dense rows [K, width] at ``index`` [K] (one compiled call: a batch rule gathers
         a few rows after every point it selects, and as eager ops this cost more than the rest
         of the call)."""
-        return _compiled_gather(self.width, self.dtype)(self.bits, tf.cast(index, tf.int64))
+        return _compiled_gather(self.width, self.dtype)(self.bits, host_tensor(index, tf.int64))
 
     def dense(self) -> tf.Tensor:
         """Every row, unpacked [N, width].
@@ -160,24 +169,26 @@ def stored_rows(rows: Rows) -> tuple[tf.Tensor, int]:
 
 def take_rows(rows: Rows, index: tf.Tensor | np.ndarray) -> tf.Tensor:
     """The dense rows [K, D] of ``rows`` at ``index`` [K]."""
-    return rows.gather(index) if isinstance(rows, PackedRows) else tf.gather(rows, index)
+    if isinstance(rows, PackedRows):
+        return rows.gather(index)
+    return tf.gather(rows, host_tensor(index, tf.int64))
 
 
 def subset_rows(rows: Rows, index: np.ndarray) -> Rows:
     """The rows at ``index`` [K], kept packed where ``rows`` are (:func:`take_rows` unpacks)."""
     if isinstance(rows, PackedRows):
-        index_tensor = tf.constant(index, tf.int64)
+        index_tensor = host_tensor(index, tf.int64)
         bits = gather_rows(rows.bits, index_tensor, int(rows.bits.shape[1]))
         return PackedRows(bits, rows.width, rows.dtype)
-    return tf.gather(rows, index)
+    return tf.gather(rows, host_tensor(index, tf.int64))
 
 
 def prepend_rows(head: np.ndarray, rows: Rows) -> Rows:
     """``head`` [K, D] followed by ``rows`` [N, D] (packed if ``rows`` is)."""
     if isinstance(rows, PackedRows):
-        bits = tf.concat([tf.constant(pack_rows(head), tf.uint8), rows.bits], axis=0)
+        bits = tf.concat([host_tensor(pack_rows(head), tf.uint8), rows.bits], axis=0)
         return PackedRows(bits, rows.width, rows.dtype)
-    return tf.concat([tf.constant(head, rows.dtype), rows], axis=0)
+    return tf.concat([host_tensor(head, rows.dtype), rows], axis=0)
 
 
 def pack_rows(rows: np.ndarray) -> np.ndarray:

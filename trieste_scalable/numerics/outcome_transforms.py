@@ -44,6 +44,8 @@ from typing import Any, Optional, Protocol
 
 import tensorflow as tf
 
+from .host_tensors import host_tensor
+
 TensorType = Any
 """A tensor or an array (numerics import nothing of Trieste's, whose alias this is)."""
 
@@ -173,14 +175,17 @@ class GaussianCopula(Affine):
         raise NotImplementedError("the copula has no smooth Jacobian: auto never compares it")
 
 
-def yeo_johnson(values: TensorType, power: float) -> tf.Tensor:
-    """:math:`\\psi(u, \\lambda)` of the module docstring, elementwise."""
+def yeo_johnson(values: TensorType, power: float | tf.Tensor) -> tf.Tensor:
+    """:math:`\\psi(u, \\lambda)` of the module docstring, elementwise (``power`` a number or a
+    scalar tensor: :func:`_profile` compiles it)."""
     u = tf.cast(values, tf.float64)
+    power = host_tensor(power, tf.float64)  # tf.cast would make a number float32 first
     positive = u >= 0
-    a, b = tf.where(positive, u, 0.0), tf.where(positive, 0.0, -u)
-    up = tf.math.expm1(power * tf.math.log1p(a)) / power if power != 0 else tf.math.log1p(a)
+    zero = tf.zeros_like(u)
+    a, b = tf.math.log1p(tf.maximum(u, zero)), tf.math.log1p(tf.maximum(-u, zero))
     other = 2 - power
-    down = -tf.math.expm1(other * tf.math.log1p(b)) / other if other != 0 else -tf.math.log1p(b)
+    up = tf.where(power != 0, tf.math.expm1(power * a) / power, a)
+    down = tf.where(other != 0, -tf.math.expm1(other * b) / other, -b)
     return tf.where(positive, up, down)
 
 
@@ -264,12 +269,22 @@ def _spread(values: tf.Tensor) -> float:
 
 
 def _profile(u: tf.Tensor, power: float) -> float:
-    """Yeo-Johnson's profile log likelihood of ``power`` at ``u`` (scipy's ``yeojohnson_llf``)."""
+    """Yeo-Johnson's profile log likelihood of ``power`` at ``u`` [N] (scipy's
+    ``yeojohnson_llf``). Compiled: a search calls it about 90 times a fit, and eagerly each call
+    made TensorFlow convert a handful of Python numbers, a leak of each (:mod:`.host_tensors`)."""
+    return float(_compiled_profile(u, host_tensor(power, tf.float64)))
+
+
+@tf.function(
+    input_signature=[tf.TensorSpec([None], tf.float64), tf.TensorSpec([], tf.float64)],
+    autograph=False,
+)
+def _compiled_profile(u: tf.Tensor, power: tf.Tensor) -> tf.Tensor:
     z = yeo_johnson(u, power)
-    size = float(tf.size(u))
-    variance = max(float(tf.math.reduce_variance(z)), 1e-300)
-    jacobian = (power - 1) * float(tf.reduce_sum(tf.sign(u) * tf.math.log1p(tf.abs(u))))
-    return -0.5 * size * math.log(variance) + jacobian
+    size = tf.cast(tf.size(u), tf.float64)
+    variance = tf.maximum(tf.math.reduce_variance(z), 1e-300)
+    jacobian = (power - 1) * tf.reduce_sum(tf.sign(u) * tf.math.log1p(tf.abs(u)))
+    return -0.5 * size * tf.math.log(variance) + jacobian
 
 
 def _best_power(u: tf.Tensor) -> float:

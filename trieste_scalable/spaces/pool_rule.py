@@ -62,6 +62,7 @@ from ..acquisition.pick_stream import translated_picks
 from ..acquisition.summaries import write_scalars
 from ..acquisition.wrapped_rule import WrapsRule
 from ..numerics.bits import unpack_bits
+from ..numerics.host_tensors import host_tensor
 from ..packed_space import PackedSearchSpace
 from .catalog_space import CatalogSpace
 from .coordinate_search import Score, coordinate_search
@@ -281,7 +282,7 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
     def _lower_bound(self, model: FeaturisedModel, packed: np.ndarray, width: int) -> np.ndarray:
         """The model's mean less ``beta`` standard deviations at packed fingerprints [K]."""
         # unpacked by TensorFlow: NumPy's unpack and its copy into a tensor took 0.5 s an ask
-        rows = unpack_bits(tf.constant(packed), width, tf.float64)
+        rows = unpack_bits(host_tensor(packed), width, tf.float64)
         mean, variance = model.inner.predict(rows)
         spread = np.sqrt(np.maximum(variance.numpy()[:, 0], 0.0))
         return mean.numpy()[:, 0] - self._beta * spread
@@ -291,7 +292,7 @@ class MakeOnDemandPoolRule(WrapsRule, AcquisitionRule[Any, SearchSpace, Probabil
         """The pool tuples [B, C] of the inner rule's picks [B, W] (0/1 fingerprint rows)."""
         picked = np.packbits(np.asarray(points).astype(np.uint8), axis=1)
         index = {row.tobytes(): i for i, row in enumerate(bits)}
-        return tf.constant(tuples[[index[row.tobytes()] for row in picked]], dtype=tf.float64)
+        return host_tensor(tuples[[index[row.tobytes()] for row in picked]], tf.float64)
 
     def __repr__(self) -> str:
         return f"MakeOnDemandPoolRule({self._rule!r}, pool_size={self._pool_size})"

@@ -30,7 +30,6 @@ from functools import partial
 from typing import Any, Callable, Optional
 
 import numpy as np
-import tensorflow as tf
 from trieste.ask_tell_optimization import AskTellOptimizer
 from trieste.data import Dataset
 
@@ -38,6 +37,7 @@ from ...acquisition.candidates import CandidatesExhausted
 from ...acquisition.pending import with_failures
 from ...acquisition.pick_stream import streaming_picks
 from ...evaluation.evaluators import Evaluation
+from ...numerics.host_tensors import host_tensor
 from .ask_tell import set_rule_state
 
 
@@ -217,6 +217,6 @@ def tell(ask_tell: AskTellOptimizer, evaluations: list[Evaluation]) -> None:
     told = [e for e in evaluations if not e.failed]
     if told:
         dtype = ask_tell.dataset.query_points.dtype
-        x = tf.constant(np.stack([e.point for e in told]), dtype=dtype)
-        y = tf.constant([[e.value] for e in told], dtype=dtype)
+        x = host_tensor(np.stack([e.point for e in told]), dtype)
+        y = host_tensor([[e.value] for e in told], dtype)
         ask_tell.tell(Dataset(x, y))

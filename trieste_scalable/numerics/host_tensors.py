@@ -1,0 +1,48 @@
+"""Host values (NumPy arrays, Python numbers and sequences) made into tensors without TensorFlow's
+per-conversion leak.
+
+TensorFlow 2.14-2.16 on Python 3.11 never frees two blocks of 168 bytes of every tensor its
+Python-side constructor makes from a host value (``tf.constant``, ``tf.convert_to_tensor``, a
+NumPy argument of an op or a ``tf.function``), whatever the value's size (tensorflow/tensorflow
+issues 62551 and 68196: 336 bytes a conversion, measured with ``tracemalloc``; the buffers
+themselves are freed). A campaign converts a few host arrays for every evaluation, so its memory
+grew by kilobytes an evaluation for as long as it ran. A tensor made from a DLPack capsule does
+not pass through that constructor and frees everything.
+
+TensorFlow's DLPack import wraps the buffer it is given without copying, and aborts the process
+on a buffer less aligned than Eigen's (:data:`~.rows.ALIGNMENT`). So :func:`host_tensor` copies
+the value into a fresh aligned buffer (:func:`~.rows.aligned_empty`), which nothing else holds:
+the tensor is the value at the call, as ``tf.constant``'s copy is, however the caller's array
+changes afterwards. (:func:`~.bits.shared_tensor` shares a library's aligned array instead, once.)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from .rows import aligned_empty
+
+_DLPACK_KINDS = frozenset("biuf")
+"""NumPy kinds DLPack carries: bool, signed and unsigned integers, floats."""
+
+
+def host_tensor(value: Any, dtype: Optional[tf.DType] = None) -> tf.Tensor:
+    """``value`` as a tensor of ``dtype`` (default: NumPy's dtype of the value), equal to
+    ``tf.constant(value, dtype)`` and on the host.
+
+    :param value: A NumPy array, a Python number or a (nested) sequence of numbers, or a tensor
+        (returned as it is, cast to ``dtype`` where that differs).
+    :param dtype: The tensor's dtype; the value is cast to it as NumPy casts.
+    :return: The tensor, of the value's shape.
+    """
+    if isinstance(value, tf.Tensor):
+        return value if dtype is None or value.dtype == dtype else tf.cast(value, dtype)
+    array = np.asarray(value, None if dtype is None else dtype.as_numpy_dtype)
+    if array.dtype.kind not in _DLPACK_KINDS or array.dtype.itemsize > 8:
+        return tf.constant(array, dtype)  # strings, objects, complex: TensorFlow's own path
+    copy = aligned_empty(array.shape, array.dtype)
+    copy[...] = array
+    return tf.experimental.dlpack.from_dlpack(copy.__dlpack__())
