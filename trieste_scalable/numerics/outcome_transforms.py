@@ -177,7 +177,7 @@ class GaussianCopula(Affine):
 
 def yeo_johnson(values: TensorType, power: float | tf.Tensor) -> tf.Tensor:
     """:math:`\\psi(u, \\lambda)` of the module docstring, elementwise (``power`` a number or a
-    scalar tensor: :func:`_profile` compiles it)."""
+    scalar tensor: the power's search compiles it)."""
     u = tf.cast(values, tf.float64)
     power = host_tensor(power, tf.float64)  # tf.cast would make a number float32 first
     positive = u >= 0
