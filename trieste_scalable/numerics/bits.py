@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 import tensorflow as tf
 
-from .host_tensors import host_tensor
+from .host_tensors import host_tensor, row_slice
 from .rows import ALIGNMENT, aligned_empty
 
 DENSE_LIMIT_BYTES = 2**30
@@ -99,7 +99,11 @@ class PackedRows:
 
     def __getitem__(self, index: slice | int | Sequence[int] | np.ndarray) -> tf.Tensor:
         if isinstance(index, slice):
-            return unpack_bits(self.bits[index], self.width, self.dtype)
+            start, stop, step = index.indices(len(self))
+            if step != 1:
+                return unpack_bits(self.bits[index], self.width, self.dtype)
+            rows = row_slice(self.bits, start, max(start, stop))  # a slice of Python numbers leaks
+            return _compiled_unpack(self.width, self.dtype)(rows)
         if np.ndim(index) == 0:
             if not -len(self) <= int(index) < len(self):  # type: ignore[arg-type]
                 raise IndexError(f"row {index} of {len(self)}")
@@ -139,6 +143,17 @@ def _compiled_gather(width: int, dtype: tf.DType) -> Callable[[tf.Tensor, tf.Ten
     return tf.function(
         lambda bits, index: unpack_bits(gather_rows(bits, index, num_bytes), width, dtype),
         input_signature=[tf.TensorSpec([None, None], tf.uint8), tf.TensorSpec([None], tf.int64)],
+        autograph=False,
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_unpack(width: int, dtype: tf.DType) -> Callable[[tf.Tensor], tf.Tensor]:
+    """``bits [N, W] -> rows [N, width]``, traced once: eagerly, the unpack's reshape and slice
+    made host tensors of Python numbers, which TensorFlow leaks (:mod:`.host_tensors`)."""
+    return tf.function(
+        lambda bits: unpack_bits(bits, width, dtype),
+        input_signature=[tf.TensorSpec([None, None], tf.uint8)],
         autograph=False,
     )
 

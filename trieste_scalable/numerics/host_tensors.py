@@ -42,8 +42,22 @@ def host_tensor(value: Any, dtype: Optional[tf.DType] = None) -> tf.Tensor:
     if isinstance(value, tf.Tensor):
         return value if dtype is None or value.dtype == dtype else tf.cast(value, dtype)
     array = np.asarray(value, None if dtype is None else dtype.as_numpy_dtype)
-    if array.dtype.kind not in _DLPACK_KINDS or array.dtype.itemsize > 8:
-        return tf.constant(array, dtype)  # strings, objects, complex: TensorFlow's own path
+    if not tf.executing_eagerly() or array.dtype.kind not in _DLPACK_KINDS or array.itemsize > 8:
+        # a graph's constant leaks nothing; strings, objects, complex: TensorFlow's own path
+        return tf.constant(array, dtype)
     copy = aligned_empty(array.shape, array.dtype)
     copy[...] = array
     return tf.experimental.dlpack.from_dlpack(copy.__dlpack__())
+
+
+def row_slice(rows: Any, start: int, stop: int) -> tf.Tensor:
+    """``rows[start:stop]`` (the leading axis) without converting the bounds: slicing an eager
+    tensor with Python numbers makes three host tensors (its begin, end and strides), about 1 KB
+    kept a slice. ``rows`` a tensor, or anything sliceable (e.g. packed rows), sliced as it is.
+    """
+    if not isinstance(rows, tf.Tensor):
+        return rows[start:stop]
+    rank = len(rows.shape)
+    begin = host_tensor([start] + [0] * (rank - 1), tf.int64)
+    size = host_tensor([stop - start] + [-1] * (rank - 1), tf.int64)
+    return tf.slice(rows, begin, size)
